@@ -1,0 +1,120 @@
+// Package core holds what the root package and the lock packages share
+// without exporting it to users: the client's guts, owners in contexts,
+// local hold records, name derivation and the sentinel errors.
+package core
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock/pubsub"
+	"github.com/relock-go/relock/watchdog"
+)
+
+// OpTimeout bounds each Redis call a lock makes on its own context: lock
+// attempts (so a cancelled caller cannot abandon a half-sent acquire) and
+// unlocks (which must run even when the caller's context is done).
+const OpTimeout = 5 * time.Second
+
+// Client is the state behind a *relock.Client.
+type Client struct {
+	Redis           redis.UniversalClient
+	ID              string
+	WatchdogTimeout time.Duration
+	Publish         string // PUBLISH, or SPUBLISH in sharded mode
+	Hub             *pubsub.Hub
+	Watchdog        *watchdog.Watchdog
+	Log             *slog.Logger
+
+	closed atomic.Bool
+
+	mu    sync.Mutex
+	holds map[HoldKey]*hold
+}
+
+// NewClient assembles a client and starts its watchdog. The hub starts
+// its connections on first use.
+func NewClient(rdb redis.UniversalClient, id string, timeout time.Duration, sharded bool, log *slog.Logger) *Client {
+	publish := "PUBLISH"
+	if sharded {
+		publish = "SPUBLISH"
+	}
+	return &Client{
+		Redis:           rdb,
+		ID:              id,
+		WatchdogTimeout: timeout,
+		Publish:         publish,
+		Hub:             pubsub.New(rdb, sharded, log),
+		Watchdog:        watchdog.New(rdb, timeout, log),
+		Log:             log,
+		holds:           make(map[HoldKey]*hold),
+	}
+}
+
+var unwrap func(any) *Client
+
+// SetUnwrap is called once, by the root package, to give lock packages
+// access to a *relock.Client's state without exporting it.
+func SetUnwrap(f func(any) *Client) { unwrap = f }
+
+// Of returns the state of a *relock.Client; nil for a nil client.
+func Of(rc any) *Client { return unwrap(rc) }
+
+// Field is the hash field naming owner on this client: "<id>:<owner>".
+func (c *Client) Field(owner int64) string {
+	return c.ID + ":" + strconv.FormatInt(owner, 10)
+}
+
+// Check returns ErrClosed after Close.
+func (c *Client) Check() error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Close stops the watchdog and the hub and waits for their goroutines.
+// Contexts of locks still held are cancelled with cause ErrClosed: nothing
+// renews them any more.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	c.Watchdog.Stop()
+	err := c.Hub.Close()
+	c.mu.Lock()
+	holds := c.holds
+	c.holds = make(map[HoldKey]*hold)
+	c.mu.Unlock()
+	for _, h := range holds {
+		h.end(ErrClosed)
+	}
+	return err
+}
+
+// OpContext returns a context for one Redis call made on behalf of ctx:
+// it keeps ctx's values but not its cancellation, and ends after
+// OpTimeout.
+func OpContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
+}
+
+// Eval runs script and maps a nil reply to (nil, nil). It is the one place
+// where redis.Nil is interpreted.
+func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []string, args ...any) (any, error) {
+	v, err := s.Run(ctx, rdb, keys, args...).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	return v, err
+}
+
+// Millis renders d for PEXPIRE-style arguments.
+func Millis(d time.Duration) int64 { return d.Milliseconds() }

@@ -1,0 +1,176 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/relock-go/relock/watchdog"
+)
+
+// HoldKey names one owner's holds on one lock of a client. Field is the
+// owner's hash field, which for lock types with several sides (read/write)
+// also tells the sides apart.
+type HoldKey struct {
+	Name  string
+	Field string
+}
+
+// A hold is the local record of a lock held by one owner: how many Lock
+// calls it has not yet unlocked, the contexts those calls returned, and
+// what keeps it alive. Holds live in Client.holds, guarded by Client.mu,
+// so every Mutex value with the same name on the same client shares them.
+type hold struct {
+	count   int
+	token   int64
+	cancels []context.CancelCauseFunc
+	lease   *watchdog.Lease // watchdog mode
+	expiry  *time.Timer     // fixed-lease mode: forgets the hold at its end
+}
+
+// end cancels every context the hold returned. cause nil means a plain
+// release.
+func (h *hold) end(cause error) {
+	if h.lease != nil {
+		h.lease.Stop()
+	}
+	if h.expiry != nil {
+		h.expiry.Stop()
+	}
+	for _, cancel := range h.cancels {
+		cancel(cause)
+	}
+}
+
+// A Grant describes a successful acquire.
+type Grant struct {
+	Sent    time.Time        // when the acquiring call was sent
+	Lease   time.Duration    // fixed lease; 0 means the watchdog renews
+	Renewal watchdog.Renewal // watchdog mode: how to renew
+	Token   int64            // fencing token, 0 if none
+}
+
+// Granted records an acquire for key and returns the caller's lock
+// context: a child of ctx cancelled with cause ErrLockLost when the lease
+// is lost and, for a fixed lease, with a deadline at the lease's end.
+func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.holds[key]
+	fresh := h == nil
+	if fresh {
+		h = &hold{}
+	}
+	h.count++
+	h.token = g.Token
+
+	var lctx context.Context
+	var cancel context.CancelCauseFunc
+	if g.Lease > 0 {
+		end := g.Sent.Add(g.Lease)
+		dctx, dcancel := context.WithDeadlineCause(ctx, end, fmt.Errorf("%w: lease of %v ended", ErrLockLost, g.Lease))
+		var ccancel context.CancelCauseFunc
+		lctx, ccancel = context.WithCancelCause(dctx)
+		cancel = func(cause error) { ccancel(cause); dcancel() }
+		if h.expiry != nil {
+			h.expiry.Stop()
+		}
+		h.expiry = time.AfterFunc(time.Until(end), func() { c.forget(key, h) })
+	} else {
+		lctx, cancel = context.WithCancelCause(ctx)
+		if fresh {
+			lease, err := c.Watchdog.Watch(g.Renewal, g.Sent, func(reason error) {
+				c.lose(key, h, reason)
+			})
+			if err != nil {
+				cancel(ErrClosed)
+				return lctx
+			}
+			h.lease = lease
+		}
+	}
+	h.cancels = append(h.cancels, cancel)
+	if fresh {
+		c.holds[key] = h
+	}
+	return lctx
+}
+
+// lose ends a hold whose lease the watchdog reports lost.
+func (c *Client) lose(key HoldKey, h *hold, reason error) {
+	c.mu.Lock()
+	if c.holds[key] == h {
+		delete(c.holds, key)
+	}
+	c.mu.Unlock()
+	h.end(fmt.Errorf("%w: %w", ErrLockLost, reason))
+}
+
+// forget drops a fixed-lease hold whose lease has ended; its contexts are
+// already past their deadline.
+func (c *Client) forget(key HoldKey, h *hold) {
+	c.mu.Lock()
+	if c.holds[key] == h {
+		delete(c.holds, key)
+	}
+	c.mu.Unlock()
+	h.end(fmt.Errorf("%w: lease ended", ErrLockLost))
+}
+
+// Released records an unlock whose script reported remaining = true
+// (holds remain) or false (the lock is released).
+func (c *Client) Released(key HoldKey, remaining bool) {
+	c.mu.Lock()
+	h := c.holds[key]
+	if h == nil {
+		c.mu.Unlock()
+		return
+	}
+	if remaining {
+		// Redis is the truth: while it counts holds, the local record
+		// stays, even if it counted fewer Lock calls.
+		if h.count > 1 {
+			h.count--
+		}
+		c.mu.Unlock()
+		return
+	}
+	delete(c.holds, key)
+	c.mu.Unlock()
+	h.end(nil)
+}
+
+// Lost ends the local holds on name (every owner) with ErrLockLost: the
+// unlock script found no hold, or the lock was force-unlocked.
+func (c *Client) Lost(name string, field string) {
+	c.mu.Lock()
+	var ended []*hold
+	for k, h := range c.holds {
+		if k.Name == name && (field == "" || k.Field == field) {
+			delete(c.holds, k)
+			ended = append(ended, h)
+		}
+	}
+	c.mu.Unlock()
+	for _, h := range ended {
+		h.end(fmt.Errorf("%w: lock released by someone else or expired", ErrLockLost))
+	}
+}
+
+// Token returns the fencing token of key's current hold.
+func (c *Client) Token(key HoldKey) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := c.holds[key]
+	if h == nil {
+		return 0, false
+	}
+	return h.token, true
+}
+
+// Holding reports whether key has a local hold.
+func (c *Client) Holding(key HoldKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.holds[key] != nil
+}

@@ -1,0 +1,269 @@
+// Package pubsub shares one subscription connection among every lock waiter
+// of a client.
+//
+// A Hub opens its connection on the first Subscribe and keeps it for its
+// life; channels are reference-counted, so the thousandth waiter on a
+// channel costs no Redis command, and the last one to leave unsubscribes.
+// In sharded mode (Redis Cluster with SSUBSCRIBE) a hub keeps one connection
+// per master node, since a sharded subscription must live on the node that
+// owns the channel's slot.
+//
+// Messages follow Redisson's convention: "0" wakes one local waiter on the
+// channel (the one that has waited longest since it was last woken), any
+// other payload wakes them all. Wake-ups are buffered one deep and never
+// block the hub. A waiter that leaves holding an unconsumed wake-up passes
+// it on, so a wake-one is not lost to a waiter that gave up.
+//
+// Messages published while a connection is down are lost, so when a
+// connection fails the hub wakes every waiter on it, reconnects with
+// backoff, resubscribes, and wakes them all again once the server answers.
+package pubsub
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrClosed is returned by Subscribe after Close.
+var ErrClosed = errors.New("pubsub: hub closed")
+
+// writeTimeout bounds each subscribe, unsubscribe and ping the hub sends.
+const writeTimeout = 5 * time.Second
+
+// A Hub multiplexes waiters' subscriptions onto shared connections.
+type Hub struct {
+	rdb     redis.UniversalClient
+	sharded bool
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	links    map[string]*link    // by node address; "" in global mode
+	channels map[string]*channel // subscribed channels
+	pings    map[string]*channel // confirmation ping payload -> channel awaiting it
+	nextPing uint64
+	closed   bool
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// channel is one subscribed channel. All fields are guarded by Hub.mu.
+type channel struct {
+	name    string
+	link    *link
+	waiters []*Subscription // wake-one order: least recently woken first
+	ready   chan struct{}   // closed once the server has the subscription
+}
+
+// A Subscription is one waiter's interest in a channel.
+type Subscription struct {
+	h  *Hub
+	ch *channel
+	c  chan struct{}
+}
+
+// New returns a hub for rdb. In sharded mode rdb must be a
+// *redis.ClusterClient and channels are subscribed with SSUBSCRIBE on the
+// node that owns their slot.
+func New(rdb redis.UniversalClient, sharded bool, log *slog.Logger) *Hub {
+	return &Hub{
+		rdb:      rdb,
+		sharded:  sharded,
+		log:      log,
+		links:    make(map[string]*link),
+		channels: make(map[string]*channel),
+		pings:    make(map[string]*channel),
+		stop:     make(chan struct{}),
+	}
+}
+
+// Done is closed when the hub is closed.
+func (h *Hub) Done() <-chan struct{} { return h.stop }
+
+// Subscribe registers a waiter on channel and returns once the server has
+// the subscription, so that no message published after Subscribe returns
+// is missed. It fails only when ctx ends or the hub is closed; if the
+// connection breaks meanwhile, Subscribe returns and the reconnect wakes
+// the waiter.
+func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, error) {
+	var l *link
+	if h.sharded {
+		var err error
+		if l, err = h.shardLink(ctx, channel); err != nil {
+			return nil, err
+		}
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, ErrClosed
+	}
+	ch := h.channels[channel]
+	if ch == nil {
+		if l == nil {
+			l = h.linkLocked("")
+		}
+		ch = h.subscribeLocked(l, channel)
+	}
+	s := &Subscription{h: h, ch: ch, c: make(chan struct{}, 1)}
+	ch.waiters = append(ch.waiters, s)
+	ready := ch.ready
+	h.mu.Unlock()
+
+	select {
+	case <-ready:
+		return s, nil
+	case <-ctx.Done():
+		s.Close()
+		return nil, ctx.Err()
+	case <-h.stop:
+		s.Close()
+		return nil, ErrClosed
+	}
+}
+
+// subscribeLocked subscribes a new channel on l and sends a ping whose
+// reply confirms the subscription: the server answers a connection's
+// commands in order, so the pong arrives after the subscription is in
+// place.
+func (h *Hub) subscribeLocked(l *link, name string) *channel {
+	ch := &channel{name: name, link: l, ready: make(chan struct{})}
+	h.channels[name] = ch
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	h.nextPing++
+	token := "relock:" + strconv.FormatUint(h.nextPing, 10)
+	if err := l.subscribe(ctx, name); err != nil {
+		// The connection is broken: its reconnect resubscribes every
+		// channel of the link and wakes the waiters.
+		close(ch.ready)
+		return ch
+	}
+	if err := l.ps.Ping(ctx, token); err != nil {
+		close(ch.ready)
+		return ch
+	}
+	h.pings[token] = ch
+	return ch
+}
+
+// C delivers wake-ups: a signal means "retry now". It is never closed.
+func (s *Subscription) C() <-chan struct{} { return s.c }
+
+// Close drops the waiter. The last waiter on a channel unsubscribes it. An
+// unconsumed wake-up passes to the next waiter. Close is idempotent.
+func (s *Subscription) Close() {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := s.ch
+	i := indexOf(ch.waiters, s)
+	if i < 0 {
+		return
+	}
+	ch.waiters = append(ch.waiters[:i], ch.waiters[i+1:]...)
+	select {
+	case <-s.c:
+		ch.wakeOneLocked()
+	default:
+	}
+	if len(ch.waiters) > 0 || h.channels[ch.name] != ch {
+		return
+	}
+	delete(h.channels, ch.name)
+	if h.closed {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	// A failed unsubscribe leaves the connection broken; its reconnect
+	// subscribes only the channels still in use.
+	_ = ch.link.unsubscribe(ctx, ch.name)
+}
+
+func indexOf(subs []*Subscription, s *Subscription) int {
+	for i, w := range subs {
+		if w == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// wakeOneLocked signals the least recently woken waiter that has no
+// pending signal and moves it to the back of the line.
+func (ch *channel) wakeOneLocked() {
+	for i, s := range ch.waiters {
+		select {
+		case s.c <- struct{}{}:
+			ch.waiters = append(append(ch.waiters[:i:i], ch.waiters[i+1:]...), s)
+			return
+		default:
+		}
+	}
+}
+
+func (ch *channel) wakeAllLocked() {
+	for _, s := range ch.waiters {
+		select {
+		case s.c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// deliver routes a message or pong read from a link.
+func (h *Hub) deliver(msg any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch m := msg.(type) {
+	case *redis.Message:
+		ch := h.channels[m.Channel]
+		if ch == nil {
+			return
+		}
+		if m.Payload == "0" {
+			ch.wakeOneLocked()
+		} else {
+			ch.wakeAllLocked()
+		}
+	case *redis.Pong:
+		if ch, ok := h.pings[m.Payload]; ok {
+			delete(h.pings, m.Payload)
+			close(ch.ready)
+		}
+	}
+}
+
+// Close closes the hub's connections and waits for their goroutines.
+// Waiters see Done closed; their subscriptions may still be closed.
+func (h *Hub) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		h.wg.Wait()
+		return nil
+	}
+	h.closed = true
+	close(h.stop)
+	var err error
+	for _, l := range h.links {
+		err = errors.Join(err, l.ps.Close())
+	}
+	h.mu.Unlock()
+	h.wg.Wait()
+	return err
+}
+
+// Connections reports how many subscription connections the hub holds.
+func (h *Hub) Connections() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.links)
+}

@@ -1,0 +1,40 @@
+// Package scripts holds relock's Lua scripts, one operation a file, each
+// embedded and wrapped in a *redis.Script so calls go out as EVALSHA and fall
+// back to EVAL when the server answers NOSCRIPT.
+//
+// Every script names its KEYS, ARGV and replies in its header. Scripts touch
+// only keys passed in KEYS, and every key a script touches shares the lock
+// key's hash slot, so they run unchanged on Redis Cluster. Channels are
+// passed in KEYS too; the publish command (PUBLISH or SPUBLISH) is an ARGV
+// value. Key and channel names follow Redisson's layout so that relock and
+// Redisson clients can share a lock.
+package scripts
+
+import (
+	_ "embed"
+
+	"github.com/redis/go-redis/v9"
+)
+
+var (
+	//go:embed acquire.lua
+	acquireSrc string
+	//go:embed fenced_acquire.lua
+	fencedAcquireSrc string
+	//go:embed unlock.lua
+	unlockSrc string
+	//go:embed force_unlock.lua
+	forceUnlockSrc string
+	//go:embed renew.lua
+	renewSrc string
+)
+
+// Reentrant lock (Redisson RLock) operations. The headers of the .lua files
+// document each one's KEYS, ARGV and replies.
+var (
+	Acquire       = redis.NewScript(acquireSrc)
+	FencedAcquire = redis.NewScript(fencedAcquireSrc)
+	Unlock        = redis.NewScript(unlockSrc)
+	ForceUnlock   = redis.NewScript(forceUnlockSrc)
+	Renew         = redis.NewScript(renewSrc)
+)

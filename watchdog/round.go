@@ -1,0 +1,106 @@
+package watchdog
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A round is one batch of renewals: the leases it covered, when it was sent
+// and each lease's reply.
+type round struct {
+	sent   time.Time
+	leases []*Lease
+	cmds   []*redis.Cmd
+	err    error // the pipeline's first error, for the log
+}
+
+// round renews every current lease in one pipeline and reports the replies
+// on out. Renewals the server answers NOSCRIPT (a restarted or flushed
+// server) are sent again as EVAL in a second pipeline.
+func (w *Watchdog) round(ctx context.Context, timeout time.Duration, out chan<- round) {
+	w.mu.Lock()
+	leases := make([]*Lease, 0, len(w.leases))
+	for l := range w.leases {
+		leases = append(leases, l)
+	}
+	w.mu.Unlock()
+
+	r := round{sent: time.Now(), leases: leases, cmds: make([]*redis.Cmd, len(leases))}
+	if len(leases) > 0 {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		r.err = w.exec(ctx, leases, r.cmds)
+		cancel()
+	}
+	out <- r
+}
+
+func (w *Watchdog) exec(ctx context.Context, leases []*Lease, cmds []*redis.Cmd) error {
+	pipe := w.rdb.Pipeline()
+	for i, l := range leases {
+		cmds[i] = l.r.Script.EvalSha(ctx, pipe, l.r.Keys, l.r.Args...)
+	}
+	_, err := pipe.Exec(ctx)
+	if err == nil {
+		return nil
+	}
+	var missing []int
+	for i, c := range cmds {
+		if isNoScript(c.Err()) {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) == 0 {
+		return err
+	}
+	pipe = w.rdb.Pipeline()
+	for _, i := range missing {
+		l := leases[i]
+		cmds[i] = l.r.Script.Eval(ctx, pipe, l.r.Keys, l.r.Args...)
+	}
+	_, err = pipe.Exec(ctx)
+	return err
+}
+
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// apply records a round's replies: 1 moves the lease's deadline to the
+// round's send time plus the timeout, 0 reports the lease lost, and an
+// error leaves the deadline where it was.
+func (w *Watchdog) apply(r round) {
+	var lost []*Lease
+	failed := 0
+	w.mu.Lock()
+	for i, l := range r.leases {
+		if l.ended {
+			continue
+		}
+		n, err := r.cmds[i].Int64()
+		switch {
+		case err != nil:
+			failed++
+		case n == 1:
+			if r.sent.After(l.renewed) {
+				l.renewed = r.sent
+			}
+		default:
+			lost = append(lost, w.endLocked(l))
+		}
+	}
+	w.mu.Unlock()
+	if failed > 0 && w.log != nil {
+		err := r.err
+		if err == nil {
+			err = errors.New("unexpected reply")
+		}
+		w.log.Warn("relock: lease renewal failed; retrying", "locks", failed, "error", err)
+	}
+	for _, l := range lost {
+		l.lost(ErrGone)
+	}
+}

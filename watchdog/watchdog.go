@@ -1,0 +1,205 @@
+// Package watchdog keeps the leases of held locks alive with one goroutine
+// per client, however many locks it holds.
+//
+// Every interval (a third of the lease) the watchdog sends one renewal per
+// held lock, all in one pipeline, so a round costs one round trip per Redis
+// node, not one per lock. A go-redis cluster pipeline splits by node, and a
+// renewal touches only keys in its lock's slot, so rounds never hit
+// CROSSSLOT.
+//
+// A lease ends in one of three ways: its owner calls Lease.Stop (unlock);
+// a renewal replies 0, meaning the lock is gone from Redis; or no renewal
+// has succeeded for long enough that the server may already have expired
+// it. A renewal sent at time s that succeeds keeps the lock until at least
+// s + timeout on the server, so the watchdog reports the loss no later than
+// timeout after the send time of the last success (a tenth of the timeout
+// earlier, to absorb timer and scheduling delay). A Redis error is not a
+// loss by itself: the watchdog keeps trying until that deadline.
+package watchdog
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Reasons passed to a lease's lost callback.
+var (
+	ErrGone    = errors.New("watchdog: renewal found the lock gone")
+	ErrExpired = errors.New("watchdog: no successful renewal before the lease could expire")
+	ErrStopped = errors.New("watchdog: stopped")
+)
+
+// A Renewal is the script call that renews one lock. The script must reply
+// 1 while the lock is held (after extending it) and 0 once it is gone.
+type Renewal struct {
+	Script *redis.Script
+	Keys   []string
+	Args   []any
+}
+
+// A Lease is one lock kept alive by a Watchdog.
+type Lease struct {
+	w    *Watchdog
+	r    Renewal
+	lost func(reason error)
+
+	// Guarded by w.mu.
+	renewed time.Time // send time of the last acquire or renewal that succeeded
+	ended   bool
+}
+
+// Stop ends the lease's renewals; lost is not called after Stop returns.
+// Stop is idempotent.
+func (l *Lease) Stop() {
+	l.w.mu.Lock()
+	defer l.w.mu.Unlock()
+	l.ended = true
+	delete(l.w.leases, l)
+}
+
+// A Watchdog renews leases in batched rounds. Its goroutine runs from New
+// until Stop.
+type Watchdog struct {
+	rdb     redis.UniversalClient
+	timeout time.Duration
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	leases  map[*Lease]struct{}
+	stopped bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// New starts a watchdog whose renewals extend leases to timeout.
+func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Watchdog {
+	w := &Watchdog{
+		rdb:     rdb,
+		timeout: timeout,
+		log:     log,
+		leases:  make(map[*Lease]struct{}),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	go w.run()
+	return w
+}
+
+// Watch starts renewing a lock acquired by a call sent at acquired. lost is
+// called at most once, from the watchdog's goroutine, when the lease ends
+// other than by Stop; it must not block.
+func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error)) (*Lease, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return nil, ErrStopped
+	}
+	l := &Lease{w: w, r: r, lost: lost, renewed: acquired}
+	w.leases[l] = struct{}{}
+	return l, nil
+}
+
+// Len reports how many leases the watchdog renews.
+func (w *Watchdog) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.leases)
+}
+
+// Stop ends every lease without calling lost and waits for the watchdog's
+// goroutines to return. It is idempotent.
+func (w *Watchdog) Stop() {
+	w.mu.Lock()
+	if !w.stopped {
+		w.stopped = true
+		for l := range w.leases {
+			l.ended = true
+		}
+		clear(w.leases)
+		close(w.stop)
+	}
+	w.mu.Unlock()
+	<-w.done
+}
+
+// margin is how long before the latest safe instant a silent lease is
+// reported lost.
+func (w *Watchdog) margin() time.Duration { return w.timeout / 10 }
+
+// run owns the renewal rounds. At most one round is in flight; a round that
+// outlives its interval is cut off by its context, and the expiry timer
+// keeps firing meanwhile, so a stalled server cannot delay a loss report.
+func (w *Watchdog) run() {
+	defer close(w.done)
+	interval := w.timeout / 3
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	expiry := time.NewTimer(interval)
+	defer expiry.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	results := make(chan round, 1)
+	inflight := false
+	for {
+		expiry.Reset(w.untilNextExpiry(interval))
+		select {
+		case <-w.stop:
+			cancel()
+			if inflight {
+				<-results
+			}
+			return
+		case <-tick.C:
+			if !inflight {
+				inflight = true
+				go w.round(ctx, interval, results)
+			}
+		case r := <-results:
+			inflight = false
+			w.apply(r)
+		case now := <-expiry.C:
+			w.expire(now)
+		}
+	}
+}
+
+// untilNextExpiry returns the time until the earliest lease deadline, or
+// max when there is none sooner.
+func (w *Watchdog) untilNextExpiry(max time.Duration) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	next := max
+	for l := range w.leases {
+		if d := time.Until(l.renewed.Add(w.timeout - w.margin())); d < next {
+			next = d
+		}
+	}
+	return next
+}
+
+func (w *Watchdog) expire(now time.Time) {
+	var lost []*Lease
+	w.mu.Lock()
+	for l := range w.leases {
+		if !now.Before(l.renewed.Add(w.timeout - w.margin())) {
+			lost = append(lost, w.endLocked(l))
+		}
+	}
+	w.mu.Unlock()
+	for _, l := range lost {
+		l.lost(ErrExpired)
+	}
+}
+
+func (w *Watchdog) endLocked(l *Lease) *Lease {
+	l.ended = true
+	delete(w.leases, l)
+	return l
+}
