@@ -1,0 +1,235 @@
+// Package redistest starts Redis servers for tests: a real redis-server
+// process on a free loopback port when the binary is installed, or an
+// in-process miniredis otherwise. With RELOCK_REQUIRE_REDIS=1 (set by CI) a
+// missing redis-server fails the test instead of falling back.
+//
+// Tests never touch a server they did not start: every server here listens
+// on 127.0.0.1 only, on a port chosen at start, with persistence off.
+package redistest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+)
+
+// RequireEnv names the variable that turns a missing redis-server into a
+// failure.
+const RequireEnv = "RELOCK_REQUIRE_REDIS"
+
+const startTimeout = 10 * time.Second
+
+// A Server is a Redis server started for tests.
+type Server struct {
+	Addr string
+	mini *miniredis.Miniredis
+	cmd  *exec.Cmd
+	args []string
+	dir  string
+}
+
+// Real reports whether s is a redis-server process (not miniredis).
+func (s *Server) Real() bool { return s.mini == nil }
+
+// Mini returns the miniredis behind s, or nil for a real server.
+func (s *Server) Mini() *miniredis.Miniredis { return s.mini }
+
+// Start starts a server for tb and stops it when tb ends. Extra args are
+// passed to redis-server ("--maxmemory", "1mb", ...).
+func Start(tb testing.TB, args ...string) *Server {
+	tb.Helper()
+	s, err := Launch(args...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// Launch starts a server that the caller stops with Stop; TestMain uses it
+// for a server shared by a package's tests.
+func Launch(args ...string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv(RequireEnv) == "1" {
+			return nil, fmt.Errorf("redistest: %s=1 but redis-server is not installed: %w", RequireEnv, err)
+		}
+		m, err := miniredis.Run()
+		if err != nil {
+			return nil, err
+		}
+		return &Server{Addr: m.Addr(), mini: m}, nil
+	}
+	dir, err := os.MkdirTemp("", "relock-redis-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{args: args, dir: dir}
+	// A freed port may be taken again before redis-server binds it.
+	for try := 0; ; try++ {
+		port, err := freePort()
+		if err == nil {
+			s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			err = s.exec(bin)
+		}
+		if err == nil {
+			return s, nil
+		}
+		if try == 4 {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (s *Server) exec(bin string) error {
+	_, port, _ := net.SplitHostPort(s.Addr)
+	args := append([]string{
+		"--port", port,
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--dir", s.dir,
+		"--daemonize", "no",
+		"--loglevel", "warning",
+	}, s.args...)
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return fmt.Errorf("redistest: redis-server on %s exited: %s", s.Addr, out.String())
+		default:
+		}
+		if ping(s.Addr) == nil {
+			s.cmd = cmd
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+	return fmt.Errorf("redistest: redis-server on %s did not answer within %v: %s", s.Addr, startTimeout, out.String())
+}
+
+func ping(addr string) error {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return c.Ping(ctx).Err()
+}
+
+// Stop kills the server and removes its files. It is idempotent.
+func (s *Server) Stop() {
+	if s.mini != nil {
+		s.mini.Close()
+		return
+	}
+	s.Kill()
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+}
+
+// Kill stops a real server with SIGKILL and waits until its port is
+// closed; Restart starts it again on the same port.
+func (s *Server) Kill() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGCONT)
+	_ = s.cmd.Process.Kill()
+	for i := 0; i < 250 && ping(s.Addr) == nil; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.cmd = nil
+}
+
+// Restart starts a killed server again on the same address, empty.
+func (s *Server) Restart() error {
+	if s.mini != nil {
+		return errors.New("redistest: cannot restart miniredis")
+	}
+	s.Kill()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return err
+	}
+	return s.exec(bin)
+}
+
+// Pause freezes a real server (SIGSTOP): connections stay open but nothing
+// is answered. Resume undoes it.
+func (s *Server) Pause() error  { return s.signal(syscall.SIGSTOP) }
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	if s.cmd == nil {
+		return errors.New("redistest: no redis-server process")
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
+var clientNames atomic.Int64
+
+// Client returns a go-redis client for s, closed when tb ends.
+func (s *Server) Client(tb testing.TB) *redis.Client {
+	tb.Helper()
+	c := s.NewClient()
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// NewClient returns a go-redis client for s that the caller closes.
+func (s *Server) NewClient() *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Addr:       s.Addr,
+		ClientName: "relock-test-" + strconv.FormatInt(clientNames.Add(1), 10),
+	})
+}
+
+// RequireReal skips tb when s is miniredis. Under RELOCK_REQUIRE_REDIS=1
+// servers are always real, so CI never skips.
+func (s *Server) RequireReal(tb testing.TB) {
+	tb.Helper()
+	if !s.Real() {
+		tb.Skip("needs a real redis-server (install redis-server to run it)")
+	}
+}
+
+var keys atomic.Int64
+
+// Key returns a name unique to this process, for a test's lock names.
+func Key(tb testing.TB) string {
+	return tb.Name() + ":" + strconv.FormatInt(keys.Add(1), 10)
+}

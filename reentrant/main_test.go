@@ -1,0 +1,105 @@
+package reentrant_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"go.uber.org/goleak"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/reentrant"
+)
+
+// srv is the redis-server shared by the package's tests; each test uses
+// its own lock names.
+var srv *redistest.Server
+
+func TestMain(m *testing.M) {
+	s, err := redistest.Launch()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	srv = s
+	code := m.Run()
+	s.Stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// newClient returns a relock client on srv with its own go-redis client,
+// as if it were a separate process; both close when t ends.
+func newClient(t testing.TB, opts *relock.Options) *relock.Client {
+	t.Helper()
+	rc, err := relock.New(srv.Client(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
+// newClientOn is newClient on a server of the test's own.
+func newClientOn(t testing.TB, s *redistest.Server, opts *relock.Options) *relock.Client {
+	t.Helper()
+	rc, err := relock.New(s.Client(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
+// lockT locks mu or fails the test.
+func lockT(t testing.TB, mu *reentrant.Mutex, ctx context.Context) context.Context {
+	t.Helper()
+	lctx, err := mu.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock(%s): %v", mu.Name(), err)
+	}
+	return lctx
+}
+
+// unlockT unlocks mu or fails the test.
+func unlockT(t testing.TB, mu *reentrant.Mutex, ctx context.Context) {
+	t.Helper()
+	if err := mu.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock(%s): %v", mu.Name(), err)
+	}
+}
+
+// eventually polls cond every 10ms until it holds or limit passes.
+func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// numSub returns the number of subscribers of channel on rdb's server.
+func numSub(t testing.TB, rdb *redis.Client, channel string) int64 {
+	t.Helper()
+	m, err := rdb.PubSubNumSub(context.Background(), channel).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m[channel]
+}
+
+// channelOf is the release channel of lock name.
+func channelOf(name string) string { return "redisson_lock__channel:{" + name + "}" }

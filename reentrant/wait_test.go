@@ -1,0 +1,279 @@
+package reentrant_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/reentrant"
+)
+
+// scriptCalls counts EVAL and EVALSHA calls through a go-redis client.
+type scriptCalls struct{ n atomic.Int64 }
+
+func (s *scriptCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (s *scriptCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if n := cmd.Name(); n == "evalsha" || n == "eval" {
+			s.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (s *scriptCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestTryLock: wait 0 makes exactly one script call; a wait bound gives up
+// after about the bound; nothing is left behind.
+func TestTryLock(t *testing.T) {
+	holder := reentrant.New(newClient(t, nil), redistest.Key(t), nil)
+	bg := context.Background()
+	hctx := lockT(t, holder, bg)
+	defer unlockT(t, holder, hctx)
+
+	rdb := srv.Client(t)
+	calls := &scriptCalls{}
+	rdb.AddHook(calls)
+	rc, err := relock.New(rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	mu := reentrant.New(rc, holder.Name(), nil)
+
+	if _, err := mu.TryLock(bg, 0); !errors.Is(err, relock.ErrNotAcquired) {
+		t.Fatalf("TryLock(0) = %v, want ErrNotAcquired", err)
+	}
+	if n := calls.n.Load(); n != 1 {
+		t.Fatalf("TryLock(0) made %d script calls, want 1", n)
+	}
+
+	start := time.Now()
+	_, err = mu.TryLock(bg, 300*time.Millisecond)
+	took := time.Since(start)
+	if !errors.Is(err, relock.ErrNotAcquired) {
+		t.Fatalf("TryLock(300ms) = %v, want ErrNotAcquired", err)
+	}
+	if took < 300*time.Millisecond || took > 2*time.Second {
+		t.Fatalf("TryLock(300ms) gave up after %v", took)
+	}
+	t.Logf("TryLock(300ms) gave up after %v", took)
+	assertOnlyHolder(t, holder.Name(), hctx, holder)
+	if n := numSub(t, srv.Client(t), channelOf(holder.Name())); n != 0 {
+		t.Fatalf("%d subscribers left on the channel", n)
+	}
+
+	// A free lock is taken at once with wait 0.
+	free := reentrant.New(rc, redistest.Key(t), nil)
+	ctx, err := free.TryLock(bg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlockT(t, free, ctx)
+}
+
+// assertOnlyHolder checks that the lock hash holds the holder's field only.
+func assertOnlyHolder(t *testing.T, name string, hctx context.Context, holder *reentrant.Mutex) {
+	t.Helper()
+	fields := srv.Client(t).HGetAll(context.Background(), name).Val()
+	n, err := holder.HoldCount(hctx)
+	if err != nil || n != 1 || len(fields) != 1 {
+		t.Fatalf("lock %s: fields %v, holder count %d (%v): want the holder's field only", name, fields, n, err)
+	}
+}
+
+// TestLockCancelledMidWait: the error matches both ErrNotAcquired and
+// context.Canceled, and nothing is left behind.
+func TestLockCancelledMidWait(t *testing.T) {
+	rc := newClient(t, nil)
+	name := redistest.Key(t)
+	holder := reentrant.New(newClient(t, nil), name, nil)
+	hctx := lockT(t, holder, context.Background())
+	defer unlockT(t, holder, hctx)
+	raw := srv.Client(t)
+
+	mu := reentrant.New(rc, name, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error)
+	go func() {
+		_, err := mu.Lock(ctx)
+		errc <- err
+	}()
+	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return numSub(t, raw, channelOf(name)) == 1 })
+	cancel()
+	err := <-errc
+	if !errors.Is(err, relock.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Lock after cancel = %v, want ErrNotAcquired and context.Canceled", err)
+	}
+	assertOnlyHolder(t, name, hctx, holder)
+	eventually(t, 2*time.Second, "subscription dropped", func() bool { return numSub(t, raw, channelOf(name)) == 0 })
+
+	// Already cancelled: no attempt at all.
+	if _, err := mu.Lock(ctx); !errors.Is(err, relock.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Lock with a cancelled context = %v", err)
+	}
+}
+
+// commandCalls sums INFO commandstats calls except INFO's own.
+func commandCalls(t *testing.T, rdb *redis.Client) int64 {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
+			continue
+		}
+		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
+		n, _ := strconv.ParseInt(calls, 10, 64)
+		total += n
+	}
+	return total
+}
+
+// TestWakeUpNotPolling: a waiter is woken by the release message, not by
+// its TTL, and sends no command while it waits.
+func TestWakeUpNotPolling(t *testing.T) {
+	s := redistest.Start(t)
+	s.RequireReal(t)
+	raw := s.Client(t)
+	name := redistest.Key(t)
+	holder := reentrant.New(newClientOn(t, s, nil), name, nil)
+	waiter := reentrant.New(newClientOn(t, s, nil), name, nil)
+	hctx := lockT(t, holder, context.Background())
+
+	acquired := make(chan time.Time, 1)
+	go func() {
+		ctx, err := waiter.Lock(context.Background())
+		acquired <- time.Now()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		_ = waiter.Unlock(ctx)
+	}()
+	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return numSub(t, raw, channelOf(name)) == 1 })
+	time.Sleep(50 * time.Millisecond) // let the waiter's retry after subscribing land
+	before := commandCalls(t, raw)
+	time.Sleep(200 * time.Millisecond)
+	if d := commandCalls(t, raw) - before; d != 0 {
+		t.Fatalf("%d commands reached Redis while the waiter waited", d)
+	}
+	released := time.Now()
+	unlockT(t, holder, hctx)
+	got := <-acquired
+	handoff := got.Sub(released)
+	t.Logf("acquired %v after the unlock", handoff)
+	// The lease is 30s: anything near a second means a missed wake-up.
+	if handoff > time.Second {
+		t.Fatalf("waiter acquired %v after the unlock: not woken by the release message", handoff)
+	}
+}
+
+// TestOneSubscriptionConnection: however many goroutines wait, a client
+// has one subscription connection, and no channel is left subscribed
+// after 1000 contended lock/unlock cycles.
+func TestOneSubscriptionConnection(t *testing.T) {
+	s := redistest.Start(t)
+	s.RequireReal(t)
+	raw := s.Client(t)
+	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, ClientName: "relock-onesub"})
+	t.Cleanup(func() { rdb.Close() })
+	rc, err := relock.New(rdb, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+
+	names := []string{redistest.Key(t), redistest.Key(t), redistest.Key(t)}
+	holders := make([]context.Context, len(names))
+	other := newClientOn(t, s, nil)
+	for i, n := range names {
+		holders[i] = lockT(t, reentrant.New(other, n, nil), context.Background())
+	}
+	const waiters = 60
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range waiters {
+		wg.Go(func() {
+			_, err := reentrant.New(rc, names[i%len(names)], nil).Lock(ctx)
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("waiter: %v", err)
+			}
+		})
+	}
+	eventually(t, 5*time.Second, "all channels subscribed", func() bool {
+		for _, n := range names {
+			if numSub(t, raw, channelOf(n)) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	if n := subscriptionConns(t, raw, "relock-onesub"); n != 1 {
+		t.Fatalf("%d subscription connections for %d waiters, want 1", n, waiters)
+	}
+	cancel()
+	wg.Wait()
+	for i, n := range names {
+		unlockT(t, reentrant.New(other, n, nil), holders[i])
+	}
+
+	// 1000 contended cycles over 8 workers on 4 clients.
+	clients := []*relock.Client{rc, other, newClientOn(t, s, nil), newClientOn(t, s, nil)}
+	var cycles atomic.Int64
+	for w := range 8 {
+		wg.Go(func() {
+			for cycles.Add(1) <= 1000 {
+				mu := reentrant.New(clients[w%len(clients)], names[w%2], nil)
+				lctx, err := mu.Lock(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := mu.Unlock(lctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	eventually(t, 5*time.Second, "no channel subscribed", func() bool {
+		return len(raw.PubSubChannels(context.Background(), "*").Val()) == 0
+	})
+}
+
+// subscriptionConns counts the connections named name in subscribed mode.
+func subscriptionConns(t *testing.T, rdb *redis.Client, name string) int {
+	t.Helper()
+	list, err := rdb.ClientList(context.Background()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(list, "\n") {
+		if !strings.Contains(line, " name="+name+" ") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "sub="); ok && v != "0" {
+				n++
+			}
+		}
+	}
+	return n
+}
