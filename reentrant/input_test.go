@@ -32,6 +32,7 @@ func TestBadInput(t *testing.T) {
 		{"empty name", reentrant.New(rc, "", nil), relock.ErrInvalidName},
 		{"empty hash tag", reentrant.New(rc, "a{}b", nil), relock.ErrInvalidName},
 		{"unclosed hash tag", reentrant.New(rc, "a{b", nil), relock.ErrInvalidName},
+		{"closing brace without a tag", reentrant.New(rc, "a}b", nil), relock.ErrInvalidName},
 		{"negative lease", reentrant.New(rc, name, &reentrant.Options{Lease: -time.Second}), relock.ErrInvalidArgument},
 		{"sub-millisecond lease", reentrant.New(rc, name, &reentrant.Options{Lease: time.Microsecond}), relock.ErrInvalidArgument},
 		{"nil client", reentrant.New(nil, name, nil), relock.ErrInvalidArgument},

@@ -2,11 +2,8 @@ package reentrant
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/core"
 )
@@ -39,14 +36,11 @@ func (m *Mutex) HoldCount(ctx context.Context) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	n, err := m.c.Redis.HGet(ctx, m.name, m.c.Field(owner)).Int()
-	if errors.Is(err, redis.Nil) {
-		return 0, nil
-	}
+	n, _, err := core.OptionalInt(m.c.Redis.HGet(ctx, m.name, m.c.Field(owner)))
 	if err != nil {
 		return 0, fmt.Errorf("reentrant: %q: %w", m.name, err)
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // TTL returns the time left on the lock's lease: 0 when the lock is not

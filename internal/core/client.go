@@ -116,5 +116,15 @@ func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []strin
 	return v, err
 }
 
+// OptionalInt returns cmd's integer reply, with ok false when the reply
+// is nil (a missing key or field).
+func OptionalInt(cmd *redis.StringCmd) (n int64, ok bool, err error) {
+	n, err = cmd.Int64()
+	if errors.Is(err, redis.Nil) {
+		return 0, false, nil
+	}
+	return n, err == nil, err
+}
+
 // Millis renders d for PEXPIRE-style arguments.
 func Millis(d time.Duration) int64 { return d.Milliseconds() }
