@@ -21,8 +21,9 @@ var (
 	// the lock contexts still held when the Client closed.
 	ErrClosed = core.ErrClosed
 
-	// ErrInvalidName reports a lock name that is empty or whose hash tag
-	// is malformed ("{" without a non-empty "{tag}").
+	// ErrInvalidName reports a lock name that is empty or whose braces
+	// would put the lock's derived keys in another cluster slot: a "{"
+	// not opening a non-empty "{tag}", or a "}" with no "{" before it.
 	ErrInvalidName = core.ErrInvalidName
 
 	// ErrInvalidArgument reports a bad argument or option: a nil client,

@@ -196,6 +196,9 @@ func (m *Mutex) abandon(ctx context.Context, key core.HoldKey) {
 	if m.c.Holding(key) {
 		return
 	}
+	// ctx may be the one that just timed out.
+	ctx, cancel := core.OpContext(ctx)
+	defer cancel()
 	_, _ = core.Eval(ctx, m.c.Redis, scripts.Unlock, []string{m.name, m.channel},
 		core.Millis(m.lease()), key.Field, m.c.Publish)
 }
@@ -225,7 +228,11 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 		m.c.Lost(m.name, key.Field)
 		return fmt.Errorf("reentrant: unlock %q: %w", m.name, relock.ErrNotHeld)
 	}
-	m.c.Released(key, reply.(int64) == 0)
+	n, ok := reply.(int64)
+	if !ok {
+		return fmt.Errorf("reentrant: unlock %q: unexpected reply %v", m.name, reply)
+	}
+	m.c.Released(key, n == 0)
 	return nil
 }
 
@@ -242,7 +249,8 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("reentrant: force unlock %q: %w", m.name, err)
 	}
 	m.c.Lost(m.name, "")
-	return reply.(int64) == 1, nil
+	n, _ := reply.(int64)
+	return n == 1, nil
 }
 
 // Token returns the fencing token of ctx's owner's current hold: the
