@@ -38,6 +38,27 @@ type Server struct {
 	cmd  *exec.Cmd
 	args []string
 	dir  string
+
+	// miniredis only: its keys expire as real time passes.
+	stopClock, clockDone chan struct{}
+}
+
+// runClock advances miniredis's TTLs with the wall clock, which it does
+// not do by itself, so that leases expire as they do on a real server.
+func (s *Server) runClock() {
+	defer close(s.clockDone)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-s.stopClock:
+			return
+		case now := <-tick.C:
+			s.mini.FastForward(now.Sub(last))
+			last = now
+		}
+	}
 }
 
 // Real reports whether s is a redis-server process (not miniredis).
@@ -70,7 +91,9 @@ func Launch(args ...string) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Server{Addr: m.Addr(), mini: m}, nil
+		s := &Server{Addr: m.Addr(), mini: m, stopClock: make(chan struct{}), clockDone: make(chan struct{})}
+		go s.runClock()
+		return s, nil
 	}
 	dir, err := os.MkdirTemp("", "relock-redis-")
 	if err != nil {
@@ -152,7 +175,13 @@ func ping(addr string) error {
 // Stop kills the server and removes its files. It is idempotent.
 func (s *Server) Stop() {
 	if s.mini != nil {
-		s.mini.Close()
+		select {
+		case <-s.stopClock:
+		default:
+			close(s.stopClock)
+			<-s.clockDone
+			s.mini.Close()
+		}
 		return
 	}
 	s.Kill()
