@@ -92,6 +92,9 @@ func (h *Hub) Done() <-chan struct{} { return h.stop }
 // connection breaks meanwhile, Subscribe returns and the reconnect wakes
 // the waiter.
 func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var l *link
 	if h.sharded {
 		var err error

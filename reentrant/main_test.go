@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"os"
 	"testing"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"go.uber.org/goleak"
 
@@ -50,17 +47,6 @@ func newClient(t testing.TB, opts *relock.Options) *relock.Client {
 	return rc
 }
 
-// newClientOn is newClient on a server of the test's own.
-func newClientOn(t testing.TB, s *redistest.Server, opts *relock.Options) *relock.Client {
-	t.Helper()
-	rc, err := relock.New(s.Client(t), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rc.Close() })
-	return rc
-}
-
 // lockT locks mu or fails the test.
 func lockT(t testing.TB, mu *reentrant.Mutex, ctx context.Context) context.Context {
 	t.Helper()
@@ -77,28 +63,6 @@ func unlockT(t testing.TB, mu *reentrant.Mutex, ctx context.Context) {
 	if err := mu.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock(%s): %v", mu.Name(), err)
 	}
-}
-
-// eventually polls cond every 10ms until it holds or limit passes.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// numSub returns the number of subscribers of channel on rdb's server.
-func numSub(t testing.TB, rdb *redis.Client, channel string) int64 {
-	t.Helper()
-	m, err := rdb.PubSubNumSub(context.Background(), channel).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m[channel]
 }
 
 // channelOf is the release channel of lock name.

@@ -133,7 +133,12 @@ func (m *Mutex) lock(ctx context.Context, bound time.Duration) (context.Context,
 	if err != nil {
 		return nil, fmt.Errorf("reentrant: lock %q: %w", m.name, err)
 	}
-	return m.c.Granted(ctx, key, grant), nil
+	lctx, err := m.c.Granted(ctx, key, grant)
+	if err != nil {
+		m.abandon(ctx, key)
+		return nil, fmt.Errorf("reentrant: lock %q: %w", m.name, err)
+	}
+	return lctx, nil
 }
 
 // acquire runs the acquire script once, on a context that the caller's
@@ -188,10 +193,11 @@ func (m *Mutex) acquire(ctx context.Context, key core.HoldKey) (core.Grant, time
 	return g, time.Duration(n) * time.Millisecond, false, nil
 }
 
-// abandon undoes an acquire whose reply was lost. For an owner that held
-// no hold, the lost acquire either failed or left exactly one hold, which
-// a single unlock removes; re-entries are left for the lease to end, as
-// their count cannot be told apart from holds the owner still uses.
+// abandon undoes an acquire whose reply was lost, or that succeeded as
+// the client closed. For an owner that held no hold, the acquire either
+// failed or left exactly one hold, which a single unlock removes;
+// re-entries are left for the lease to end, as their count cannot be told
+// apart from holds the owner still uses.
 func (m *Mutex) abandon(ctx context.Context, key core.HoldKey) {
 	if m.c.Holding(key) {
 		return
@@ -248,6 +254,8 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("reentrant: force unlock %q: %w", m.name, err)
 	}
+	// Local holds end even when there was nothing to delete: the lock
+	// they recorded has already expired.
 	m.c.Lost(m.name, "")
 	n, _ := reply.(int64)
 	return n == 1, nil

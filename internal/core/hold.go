@@ -52,8 +52,10 @@ type Grant struct {
 
 // Granted records an acquire for key and returns the caller's lock
 // context: a child of ctx cancelled with cause ErrLockLost when the lease
-// is lost and, for a fixed lease, with a deadline at the lease's end.
-func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) context.Context {
+// is lost and, for a fixed lease, with a deadline at the lease's end. It
+// fails with ErrClosed when the client closed during the acquire; the
+// caller then undoes the acquire.
+func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Context, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h := c.holds[key]
@@ -84,7 +86,7 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) context.Cont
 			})
 			if err != nil {
 				cancel(ErrClosed)
-				return lctx
+				return nil, ErrClosed
 			}
 			h.lease = lease
 		}
@@ -93,7 +95,7 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) context.Cont
 	if fresh {
 		c.holds[key] = h
 	}
-	return lctx
+	return lctx, nil
 }
 
 // lose ends a hold whose lease the watchdog reports lost.

@@ -1,4 +1,4 @@
-package reentrant_test
+package locktest
 
 import (
 	"context"
@@ -12,35 +12,30 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
-	"github.com/relock-go/relock/reentrant"
 )
 
-// TestWatchdogKeepsLock: with a 1s watchdog a held lock outlives 5s.
-func TestWatchdogKeepsLock(t *testing.T) {
-	rc := newClient(t, &relock.Options{WatchdogTimeout: time.Second})
-	raw := srv.Client(t)
-	mu := reentrant.New(rc, redistest.Key(t), nil)
+// watchdogKeepsLock: with a 1s watchdog a held lock outlives 5s.
+func watchdogKeepsLock(t *testing.T, e *env) {
+	mu := e.k.New(e.client(t, &relock.Options{WatchdogTimeout: time.Second}), redistest.Key(t), 0)
 	ctx := lockT(t, mu, context.Background())
 	time.Sleep(5 * time.Second)
 	if ctx.Err() != nil {
 		t.Fatalf("lock context ended: %v", context.Cause(ctx))
 	}
-	if pttl := raw.PTTL(context.Background(), mu.Name()).Val(); pttl <= 0 || pttl > time.Second {
-		t.Fatalf("PTTL after 5s = %v, want within the 1s lease", pttl)
+	if ttl, err := mu.TTL(context.Background()); err != nil || ttl <= 0 || ttl > time.Second {
+		t.Fatalf("TTL after 5s = %v (%v), want within the 1s lease", ttl, err)
 	}
 	unlockT(t, mu, ctx)
 }
 
-// TestWatchdogLossDeleted: deleting the key cancels the holder's context
-// with cause ErrLockLost within a renewal interval.
-func TestWatchdogLossDeleted(t *testing.T) {
-	rc := newClient(t, &relock.Options{WatchdogTimeout: time.Second})
-	raw := srv.Client(t)
-	mu := reentrant.New(rc, redistest.Key(t), nil)
+// watchdogLossDeleted: deleting the key cancels the holder's contexts
+// with cause ErrLockLost within about one renewal interval.
+func watchdogLossDeleted(t *testing.T, e *env) {
+	mu := e.k.New(e.client(t, &relock.Options{WatchdogTimeout: time.Second}), redistest.Key(t), 0)
 	ctx := lockT(t, mu, context.Background())
 	inner := lockT(t, mu, ctx)
 	deleted := time.Now()
-	raw.Del(context.Background(), mu.Name())
+	e.srv.Client(t).Del(context.Background(), mu.Name())
 	select {
 	case <-inner.Done():
 	case <-time.After(3 * time.Second):
@@ -62,16 +57,15 @@ func TestWatchdogLossDeleted(t *testing.T) {
 	}
 }
 
-// TestWatchdogLossUnreachable: when Redis stops answering, the holder is
-// told no later than the lease's end on the server.
-func TestWatchdogLossUnreachable(t *testing.T) {
+// watchdogLossUnreachable: when Redis stops answering, the holder is told
+// no later than the lease's end on the server.
+func watchdogLossUnreachable(t *testing.T, e *env) {
 	s := redistest.Start(t)
 	s.RequireReal(t)
 	const timeout = time.Second
-	rc := newClientOn(t, s, &relock.Options{WatchdogTimeout: timeout})
-	mu := reentrant.New(rc, redistest.Key(t), nil)
+	mu := e.k.New(clientOn(t, s, &relock.Options{WatchdogTimeout: timeout}), redistest.Key(t), 0)
 	ctx := lockT(t, mu, context.Background())
-	time.Sleep(500 * time.Millisecond) // let a renewal or two succeed
+	time.Sleep(500 * time.Millisecond) // let a renewal succeed
 	if err := s.Pause(); err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +92,6 @@ func TestWatchdogLossUnreachable(t *testing.T) {
 // (pipes, piped).
 type pipelineCounter struct{ pipes, cmds, piped atomic.Int64 }
 
-func isScript(cmd redis.Cmder) bool { return cmd.Name() == "evalsha" || cmd.Name() == "eval" }
-
 func (p *pipelineCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (p *pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
@@ -125,10 +117,10 @@ func (p *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 	}
 }
 
-// TestWatchdogBatches: 1000 held locks cost a pipeline per round, not
-// 1000 round trips.
-func TestWatchdogBatches(t *testing.T) {
-	rdb := srv.Client(t)
+// watchdogBatches: 1000 held locks cost a pipeline per round, not 1000
+// round trips.
+func watchdogBatches(t *testing.T, e *env) {
+	rdb := e.srv.Client(t)
 	count := &pipelineCounter{}
 	rdb.AddHook(count)
 	const timeout = 1500 * time.Millisecond // a round every 500ms
@@ -138,38 +130,37 @@ func TestWatchdogBatches(t *testing.T) {
 	}
 	defer rc.Close()
 	base := redistest.Key(t)
-	mus := make([]*reentrant.Mutex, 1000)
+	mus := make([]Lock, 1000)
 	ctxs := make([]context.Context, len(mus))
 	for i := range mus {
-		mus[i] = reentrant.New(rc, fmt.Sprintf("%s:%d", base, i), nil)
+		mus[i] = e.k.New(rc, fmt.Sprintf("%s:%d", base, i), 0)
 		ctxs[i] = lockT(t, mus[i], context.Background())
 	}
 	cmds0, pipes0, piped0 := count.cmds.Load(), count.pipes.Load(), count.piped.Load()
 	time.Sleep(2 * timeout)
 	cmds, pipes, piped := count.cmds.Load()-cmds0, count.pipes.Load()-pipes0, count.piped.Load()-piped0
 	rounds := piped / int64(len(mus))
-	t.Logf("%v: %d pipelines carrying %d renewals (%d rounds), %d single commands", 2*timeout, pipes, piped, rounds, cmds)
+	t.Logf("%v: %d pipelines carrying %d renewals (%d rounds), %d single script calls", 2*timeout, pipes, piped, rounds, cmds)
 	if rounds < 2 || pipes > rounds+1 || cmds != 0 {
-		t.Fatalf("renewal of %d locks: %d pipelines, %d renewals, %d single commands; want one pipeline a round", len(mus), pipes, piped, cmds)
+		t.Fatalf("renewal of %d locks: %d pipelines, %d renewals, %d single calls; want one pipeline a round", len(mus), pipes, piped, cmds)
 	}
-	raw := srv.Client(t)
+	raw := e.srv.Client(t)
 	for i, mu := range mus {
 		if ctxs[i].Err() != nil {
 			t.Fatalf("lock %d lost: %v", i, context.Cause(ctxs[i]))
 		}
-		if n := raw.Exists(context.Background(), mu.Name()).Val(); n != 1 {
+		if raw.Exists(context.Background(), mu.Name()).Val() != 1 {
 			t.Fatalf("lock %d expired despite the watchdog", i)
 		}
 		unlockT(t, mu, ctxs[i])
 	}
 }
 
-// TestFixedLease: with Lease 500ms and no Unlock the lock frees itself,
-// and the returned context's deadline is not after the lease's end.
-func TestFixedLease(t *testing.T) {
-	rc := newClient(t, nil)
+// fixedLease: with a 500ms lease and no Unlock the lock frees itself, and
+// the returned context's deadline is not after the lease's end.
+func fixedLease(t *testing.T, e *env) {
 	const lease = 500 * time.Millisecond
-	mu := reentrant.New(rc, redistest.Key(t), &reentrant.Options{Lease: lease})
+	mu := e.k.New(e.client(t, nil), redistest.Key(t), lease)
 	start := time.Now()
 	ctx := lockT(t, mu, context.Background())
 	// The server ran the acquire before Lock returned, so its lease ends
@@ -178,6 +169,9 @@ func TestFixedLease(t *testing.T) {
 	dl, ok := ctx.Deadline()
 	if !ok || dl.After(returned.Add(lease)) || dl.Before(start.Add(lease)) {
 		t.Fatalf("deadline %v (set %v), want between %v and %v", dl, ok, start.Add(lease), returned.Add(lease))
+	}
+	if ttl, err := mu.TTL(context.Background()); err != nil || ttl <= 0 || ttl > lease {
+		t.Fatalf("TTL = %v (%v), want within the %v lease", ttl, err, lease)
 	}
 	var freed time.Duration
 	eventually(t, 3*time.Second, "lock freed by its lease", func() bool {
@@ -196,12 +190,13 @@ func TestFixedLease(t *testing.T) {
 	if !errors.Is(context.Cause(ctx), relock.ErrLockLost) {
 		t.Fatalf("cause %v, want ErrLockLost", context.Cause(ctx))
 	}
-	other, err := reentrant.New(newClient(t, nil), mu.Name(), nil).TryLock(context.Background(), 0)
+	other := e.k.New(e.client(t, nil), mu.Name(), 0)
+	octx, err := other.TryLock(context.Background(), 0)
 	if err != nil {
 		t.Fatalf("lock not free after its lease: %v", err)
 	}
-	_ = other
 	if err := mu.Unlock(ctx); !errors.Is(err, relock.ErrNotHeld) {
 		t.Fatalf("Unlock after the lease ended = %v, want ErrNotHeld", err)
 	}
+	unlockT(t, other, octx)
 }

@@ -1,4 +1,4 @@
-package reentrant_test
+package locktest
 
 import (
 	"context"
@@ -7,26 +7,24 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
-	"github.com/relock-go/relock/reentrant"
 )
 
-// TestMutualExclusion: 16 clients, each its own "process", do 100
-// non-atomic read-modify-writes of a plain Redis counter under the lock.
-func TestMutualExclusion(t *testing.T) {
+// mutualExclusion: 16 clients, each its own "process", do 100 non-atomic
+// read-modify-writes of a plain Redis counter under the lock.
+func mutualExclusion(t *testing.T, e *env) {
 	const clients, iterations = 16, 100
 	name := redistest.Key(t)
 	counter := name + ":counter"
 	bg := context.Background()
-	raw := srv.Client(t)
 	var wg sync.WaitGroup
 	for range clients {
-		rdb := srv.Client(t)
+		rdb := e.srv.Client(t)
 		rc, err := relock.New(rdb, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { rc.Close() })
-		mu := reentrant.New(rc, name, nil)
+		mu := e.k.New(rc, name, 0)
 		wg.Go(func() {
 			for range iterations {
 				ctx, err := mu.Lock(bg)
@@ -46,11 +44,13 @@ func TestMutualExclusion(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	raw := e.srv.Client(t)
 	if n, err := raw.Get(bg, counter).Int(); err != nil || n != clients*iterations {
 		t.Fatalf("counter = %d (%v), want %d", n, err, clients*iterations)
 	}
 	if raw.Exists(bg, name).Val() != 0 {
 		t.Fatal("lock left in Redis")
 	}
+	e.assertNoResidue(t, name)
 	raw.Del(bg, counter)
 }

@@ -1,4 +1,4 @@
-package reentrant_test
+package locktest
 
 import (
 	"context"
@@ -14,16 +14,17 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
-	"github.com/relock-go/relock/reentrant"
 )
 
 // scriptCalls counts EVAL and EVALSHA calls through a go-redis client.
 type scriptCalls struct{ n atomic.Int64 }
 
+func isScript(cmd redis.Cmder) bool { return cmd.Name() == "evalsha" || cmd.Name() == "eval" }
+
 func (s *scriptCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (s *scriptCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if n := cmd.Name(); n == "evalsha" || n == "eval" {
+		if isScript(cmd) {
 			s.n.Add(1)
 		}
 		return next(ctx, cmd)
@@ -33,15 +34,15 @@ func (s *scriptCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	return next
 }
 
-// TestTryLock: wait 0 makes exactly one script call; a wait bound gives up
+// tryLock: wait 0 makes exactly one script call; a wait bound gives up
 // after about the bound; nothing is left behind.
-func TestTryLock(t *testing.T) {
-	holder := reentrant.New(newClient(t, nil), redistest.Key(t), nil)
+func tryLock(t *testing.T, e *env) {
 	bg := context.Background()
+	holder := e.k.New(e.client(t, nil), redistest.Key(t), 0)
 	hctx := lockT(t, holder, bg)
 	defer unlockT(t, holder, hctx)
 
-	rdb := srv.Client(t)
+	rdb := e.srv.Client(t)
 	calls := &scriptCalls{}
 	rdb.AddHook(calls)
 	rc, err := relock.New(rdb, nil)
@@ -49,7 +50,7 @@ func TestTryLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rc.Close()
-	mu := reentrant.New(rc, holder.Name(), nil)
+	mu := e.k.New(rc, holder.Name(), 0)
 
 	if _, err := mu.TryLock(bg, 0); !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("TryLock(0) = %v, want ErrNotAcquired", err)
@@ -57,6 +58,7 @@ func TestTryLock(t *testing.T) {
 	if n := calls.n.Load(); n != 1 {
 		t.Fatalf("TryLock(0) made %d script calls, want 1", n)
 	}
+	e.assertOnlyHolder(t, holder, hctx)
 
 	start := time.Now()
 	_, err = mu.TryLock(bg, 300*time.Millisecond)
@@ -64,61 +66,48 @@ func TestTryLock(t *testing.T) {
 	if !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("TryLock(300ms) = %v, want ErrNotAcquired", err)
 	}
+	t.Logf("TryLock(300ms) gave up after %v", took)
 	if took < 300*time.Millisecond || took > 2*time.Second {
 		t.Fatalf("TryLock(300ms) gave up after %v", took)
 	}
-	t.Logf("TryLock(300ms) gave up after %v", took)
-	assertOnlyHolder(t, holder.Name(), hctx, holder)
-	if n := numSub(t, srv.Client(t), channelOf(holder.Name())); n != 0 {
-		t.Fatalf("%d subscribers left on the channel", n)
+	e.assertOnlyHolder(t, holder, hctx)
+	if n := Subscribers(t, e.srv.Client(t), holder.Name()); n != 0 {
+		t.Fatalf("%d subscribers left on the lock's channels", n)
 	}
 
-	// A free lock is taken at once with wait 0.
-	free := reentrant.New(rc, redistest.Key(t), nil)
+	free := e.k.New(rc, redistest.Key(t), 0)
 	ctx, err := free.TryLock(bg, 0)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("TryLock(0) of a free lock: %v", err)
 	}
 	unlockT(t, free, ctx)
 }
 
-// assertOnlyHolder checks that the lock hash holds the holder's field only.
-func assertOnlyHolder(t *testing.T, name string, hctx context.Context, holder *reentrant.Mutex) {
-	t.Helper()
-	fields := srv.Client(t).HGetAll(context.Background(), name).Val()
-	n, err := holder.HoldCount(hctx)
-	if err != nil || n != 1 || len(fields) != 1 {
-		t.Fatalf("lock %s: fields %v, holder count %d (%v): want the holder's field only", name, fields, n, err)
-	}
-}
-
-// TestLockCancelledMidWait: the error matches both ErrNotAcquired and
+// lockCancelledMidWait: the error matches both ErrNotAcquired and
 // context.Canceled, and nothing is left behind.
-func TestLockCancelledMidWait(t *testing.T) {
-	rc := newClient(t, nil)
+func lockCancelledMidWait(t *testing.T, e *env) {
 	name := redistest.Key(t)
-	holder := reentrant.New(newClient(t, nil), name, nil)
+	holder := e.k.New(e.client(t, nil), name, 0)
 	hctx := lockT(t, holder, context.Background())
 	defer unlockT(t, holder, hctx)
-	raw := srv.Client(t)
+	raw := e.srv.Client(t)
 
-	mu := reentrant.New(rc, name, nil)
+	mu := e.k.New(e.client(t, nil), name, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error)
 	go func() {
 		_, err := mu.Lock(ctx)
 		errc <- err
 	}()
-	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return numSub(t, raw, channelOf(name)) == 1 })
+	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return Subscribers(t, raw, name) == 1 })
 	cancel()
 	err := <-errc
 	if !errors.Is(err, relock.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock after cancel = %v, want ErrNotAcquired and context.Canceled", err)
 	}
-	assertOnlyHolder(t, name, hctx, holder)
-	eventually(t, 2*time.Second, "subscription dropped", func() bool { return numSub(t, raw, channelOf(name)) == 0 })
+	e.assertOnlyHolder(t, holder, hctx)
+	eventually(t, 2*time.Second, "subscription dropped", func() bool { return Subscribers(t, raw, name) == 0 })
 
-	// Already cancelled: no attempt at all.
 	if _, err := mu.Lock(ctx); !errors.Is(err, relock.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock with a cancelled context = %v", err)
 	}
@@ -144,15 +133,15 @@ func commandCalls(t *testing.T, rdb *redis.Client) int64 {
 	return total
 }
 
-// TestWakeUpNotPolling: a waiter is woken by the release message, not by
-// its TTL, and sends no command while it waits.
-func TestWakeUpNotPolling(t *testing.T) {
+// wakeUpNotPolling: a waiter is woken by the release message, not by its
+// TTL, and sends no command while it waits.
+func wakeUpNotPolling(t *testing.T, e *env) {
 	s := redistest.Start(t)
 	s.RequireReal(t)
 	raw := s.Client(t)
 	name := redistest.Key(t)
-	holder := reentrant.New(newClientOn(t, s, nil), name, nil)
-	waiter := reentrant.New(newClientOn(t, s, nil), name, nil)
+	holder := e.k.New(clientOn(t, s, nil), name, 0)
+	waiter := e.k.New(clientOn(t, s, nil), name, 0)
 	hctx := lockT(t, holder, context.Background())
 
 	acquired := make(chan time.Time, 1)
@@ -165,7 +154,7 @@ func TestWakeUpNotPolling(t *testing.T) {
 		}
 		_ = waiter.Unlock(ctx)
 	}()
-	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return numSub(t, raw, channelOf(name)) == 1 })
+	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return Subscribers(t, raw, name) == 1 })
 	time.Sleep(50 * time.Millisecond) // let the waiter's retry after subscribing land
 	before := commandCalls(t, raw)
 	time.Sleep(200 * time.Millisecond)
@@ -183,10 +172,10 @@ func TestWakeUpNotPolling(t *testing.T) {
 	}
 }
 
-// TestOneSubscriptionConnection: however many goroutines wait, a client
-// has one subscription connection, and no channel is left subscribed
-// after 1000 contended lock/unlock cycles.
-func TestOneSubscriptionConnection(t *testing.T) {
+// oneSubscriptionConnection: however many goroutines wait, a client has
+// one subscription connection, and no channel is left subscribed after
+// 1000 contended lock/unlock cycles.
+func oneSubscriptionConnection(t *testing.T, e *env) {
 	s := redistest.Start(t)
 	s.RequireReal(t)
 	raw := s.Client(t)
@@ -200,28 +189,28 @@ func TestOneSubscriptionConnection(t *testing.T) {
 
 	names := []string{redistest.Key(t), redistest.Key(t), redistest.Key(t)}
 	holders := make([]context.Context, len(names))
-	other := newClientOn(t, s, nil)
+	other := clientOn(t, s, nil)
 	for i, n := range names {
-		holders[i] = lockT(t, reentrant.New(other, n, nil), context.Background())
+		holders[i] = lockT(t, e.k.New(other, n, 0), context.Background())
 	}
 	const waiters = 60
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i := range waiters {
 		wg.Go(func() {
-			_, err := reentrant.New(rc, names[i%len(names)], nil).Lock(ctx)
+			_, err := e.k.New(rc, names[i%len(names)], 0).Lock(ctx)
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("waiter: %v", err)
 			}
 		})
 	}
-	eventually(t, 5*time.Second, "all channels subscribed", func() bool {
-		for _, n := range names {
-			if numSub(t, raw, channelOf(n)) != 1 {
-				return false
-			}
+	eventually(t, 5*time.Second, "all waiters subscribed", func() bool {
+		var n int64
+		for _, name := range names {
+			n += Subscribers(t, raw, name)
 		}
-		return true
+		// A shared channel counts its one subscription once.
+		return n >= int64(len(names))
 	})
 	if n := subscriptionConns(t, raw, "relock-onesub"); n != 1 {
 		t.Fatalf("%d subscription connections for %d waiters, want 1", n, waiters)
@@ -229,16 +218,15 @@ func TestOneSubscriptionConnection(t *testing.T) {
 	cancel()
 	wg.Wait()
 	for i, n := range names {
-		unlockT(t, reentrant.New(other, n, nil), holders[i])
+		unlockT(t, e.k.New(other, n, 0), holders[i])
 	}
 
-	// 1000 contended cycles over 8 workers on 4 clients.
-	clients := []*relock.Client{rc, other, newClientOn(t, s, nil), newClientOn(t, s, nil)}
+	clients := []*relock.Client{rc, other, clientOn(t, s, nil), clientOn(t, s, nil)}
 	var cycles atomic.Int64
 	for w := range 8 {
 		wg.Go(func() {
 			for cycles.Add(1) <= 1000 {
-				mu := reentrant.New(clients[w%len(clients)], names[w%2], nil)
+				mu := e.k.New(clients[w%len(clients)], names[w%2], 0)
 				lctx, err := mu.Lock(context.Background())
 				if err != nil {
 					t.Error(err)
@@ -255,6 +243,9 @@ func TestOneSubscriptionConnection(t *testing.T) {
 	eventually(t, 5*time.Second, "no channel subscribed", func() bool {
 		return len(raw.PubSubChannels(context.Background(), "*").Val()) == 0
 	})
+	for _, n := range names {
+		e.assertNoResidue(t, n)
+	}
 }
 
 // subscriptionConns counts the connections named name in subscribed mode.

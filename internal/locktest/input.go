@@ -1,0 +1,105 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+)
+
+// badInput: every kind of bad input is an error from every method, never
+// a panic, and writes nothing.
+func badInput(t *testing.T, e *env) {
+	rc := e.client(t, nil)
+	closed, err := relock.New(e.srv.Client(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	name := redistest.Key(t)
+
+	for _, tc := range []struct {
+		what string
+		mu   Lock
+		want error
+	}{
+		{"empty name", e.k.New(rc, "", 0), relock.ErrInvalidName},
+		{"empty hash tag", e.k.New(rc, "a{}b", 0), relock.ErrInvalidName},
+		{"unclosed hash tag", e.k.New(rc, "a{b", 0), relock.ErrInvalidName},
+		{"closing brace without a tag", e.k.New(rc, "a}b", 0), relock.ErrInvalidName},
+		{"negative lease", e.k.New(rc, name, -time.Second), relock.ErrInvalidArgument},
+		{"sub-millisecond lease", e.k.New(rc, name, time.Microsecond), relock.ErrInvalidArgument},
+		{"nil client", e.k.New(nil, name, 0), relock.ErrInvalidArgument},
+		{"closed client", e.k.New(closed, name, 0), relock.ErrClosed},
+	} {
+		t.Run(tc.what, func(t *testing.T) {
+			ctx := context.Background()
+			calls := map[string]func() error{
+				"Lock":        func() error { _, err := tc.mu.Lock(ctx); return err },
+				"TryLock":     func() error { _, err := tc.mu.TryLock(ctx, time.Second); return err },
+				"Unlock":      func() error { return tc.mu.Unlock(relock.WithNewOwner(ctx)) },
+				"ForceUnlock": func() error { _, err := tc.mu.ForceUnlock(ctx); return err },
+				"IsLocked":    func() error { _, err := tc.mu.IsLocked(ctx); return err },
+				"IsHeld":      func() error { _, err := tc.mu.IsHeld(ctx); return err },
+				"HoldCount":   func() error { _, err := tc.mu.HoldCount(ctx); return err },
+				"TTL":         func() error { _, err := tc.mu.TTL(ctx); return err },
+			}
+			for method, call := range calls {
+				if err := call(); !errors.Is(err, tc.want) {
+					t.Errorf("%s = %v, want %v", method, err, tc.want)
+				}
+			}
+		})
+	}
+	if e.srv.Client(t).Exists(context.Background(), name).Val() != 0 {
+		t.Fatal("bad input wrote a lock")
+	}
+	mu := e.k.New(rc, name, 0)
+	if _, err := mu.TryLock(context.Background(), -time.Second); !errors.Is(err, relock.ErrInvalidArgument) {
+		t.Errorf("TryLock(-1s) = %v, want ErrInvalidArgument", err)
+	}
+}
+
+// closeClient: Close is idempotent, fails waiting Locks with ErrClosed,
+// and cancels held locks' contexts with cause ErrClosed.
+func closeClient(t *testing.T, e *env) {
+	rc, err := relock.New(e.srv.Client(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := redistest.Key(t)
+	holder := e.k.New(e.client(t, nil), name, 0)
+	hctx := lockT(t, holder, context.Background())
+	defer unlockT(t, holder, hctx)
+
+	heldMu := e.k.New(rc, redistest.Key(t), 0)
+	held := lockT(t, heldMu, context.Background())
+	errc := make(chan error)
+	go func() {
+		_, err := e.k.New(rc, name, 0).Lock(context.Background())
+		errc <- err
+	}()
+	raw := e.srv.Client(t)
+	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return Subscribers(t, raw, name) == 1 })
+	if err := rc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := <-errc; !errors.Is(err, relock.ErrClosed) {
+		t.Fatalf("waiting Lock after Close = %v, want ErrClosed", err)
+	}
+	if !errors.Is(context.Cause(held), relock.ErrClosed) {
+		t.Fatalf("held lock's cause after Close = %v, want ErrClosed", context.Cause(held))
+	}
+	if err := heldMu.Unlock(held); !errors.Is(err, relock.ErrClosed) {
+		t.Fatalf("Unlock after Close = %v, want ErrClosed", err)
+	}
+	// The waiter gave up: nothing of it stays in Redis.
+	e.assertOnlyHolder(t, holder, hctx)
+	raw.Del(context.Background(), heldMu.Name())
+}

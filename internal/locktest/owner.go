@@ -1,0 +1,176 @@
+package locktest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+)
+
+// reentrancyFollowsContext: a call chain that passes the returned context
+// re-enters; a context without that owner, or one from WithNewOwner,
+// waits; a goroutine handed the context shares the owner.
+func reentrancyFollowsContext(t *testing.T, e *env) {
+	mu := e.k.New(e.client(t, nil), redistest.Key(t), 0)
+
+	inner := func(ctx context.Context) int {
+		ctx = lockT(t, mu, ctx)
+		defer unlockT(t, mu, ctx)
+		return holdCount(t, mu, ctx)
+	}
+	outer := func(ctx context.Context) int {
+		ctx = lockT(t, mu, ctx)
+		defer unlockT(t, mu, ctx)
+		return inner(ctx)
+	}
+	if n := outer(context.Background()); n != 2 {
+		t.Fatalf("hold count in nested call = %d, want 2", n)
+	}
+
+	ctx := lockT(t, mu, context.Background())
+	defer unlockT(t, mu, ctx)
+	for what, other := range map[string]context.Context{
+		"context without owner": context.Background(),
+		"WithNewOwner":          relock.WithNewOwner(ctx),
+	} {
+		_, err := mu.TryLock(other, 100*time.Millisecond)
+		if !errors.Is(err, relock.ErrNotAcquired) {
+			t.Errorf("%s: TryLock = %v, want ErrNotAcquired", what, err)
+		}
+	}
+	done := make(chan error)
+	go func() {
+		gctx, err := mu.TryLock(ctx, 0)
+		if err == nil {
+			err = mu.Unlock(gctx)
+		}
+		done <- err
+	}()
+	if err := <-done; err != nil {
+		t.Fatalf("goroutine with the owner's context: %v", err)
+	}
+	e.assertOnlyHolder(t, mu, ctx)
+}
+
+// unlockByNonOwner: ErrNotHeld, and the lock is untouched.
+func unlockByNonOwner(t *testing.T, e *env) {
+	bg := context.Background()
+	name := redistest.Key(t)
+	mu := e.k.New(e.client(t, nil), name, 0)
+	ctx := lockT(t, mu, bg)
+	defer unlockT(t, mu, ctx)
+	raw := e.srv.Client(t)
+	before := raw.HGetAll(bg, name).Val()
+
+	other := e.k.New(e.client(t, nil), name, 0)
+	for _, tc := range []struct {
+		what string
+		mu   Lock
+		ctx  context.Context
+	}{
+		{"no owner", other, bg},
+		{"new owner", other, relock.WithNewOwner(bg)},
+		{"holder's owner on another client", other, ctx},
+		{"new owner on the holder's client", mu, relock.WithNewOwner(ctx)},
+	} {
+		if err := tc.mu.Unlock(tc.ctx); !errors.Is(err, relock.ErrNotHeld) {
+			t.Errorf("%s: Unlock = %v, want ErrNotHeld", tc.what, err)
+		}
+	}
+	after := raw.HGetAll(bg, name).Val()
+	if len(after) != len(before) || len(after) != 1 {
+		t.Fatalf("lock changed by failed unlocks: %v -> %v", before, after)
+	}
+	for f, v := range before {
+		if after[f] != v {
+			t.Fatalf("lock changed by failed unlocks: %v -> %v", before, after)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatal("holder's context cancelled by a failed unlock")
+	}
+}
+
+// unlockCancelledContext: Unlock works with a cancelled context and with
+// one past its deadline.
+func unlockCancelledContext(t *testing.T, e *env) {
+	raw := e.srv.Client(t)
+	name := redistest.Key(t)
+	mu := e.k.New(e.client(t, nil), name, 0)
+	parent, cancel := context.WithCancel(context.Background())
+	ctx := lockT(t, mu, parent)
+	cancel()
+	if ctx.Err() == nil {
+		t.Fatal("lock context survived its parent's cancellation")
+	}
+	unlockT(t, mu, ctx)
+	if raw.Exists(context.Background(), name).Val() != 0 {
+		t.Fatal("Unlock with a cancelled context left the lock")
+	}
+
+	dl, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(50*time.Millisecond))
+	defer cancel2()
+	ctx = lockT(t, mu, dl)
+	<-ctx.Done()
+	unlockT(t, mu, ctx)
+	if raw.Exists(context.Background(), name).Val() != 0 {
+		t.Fatal("Unlock past the deadline left the lock")
+	}
+}
+
+// contextCancelledByUnlock: the last Unlock cancels the returned context
+// (plain cancellation, not ErrLockLost); inner Unlocks do not.
+func contextCancelledByUnlock(t *testing.T, e *env) {
+	mu := e.k.New(e.client(t, nil), redistest.Key(t), 0)
+	ctx := lockT(t, mu, context.Background())
+	inner := lockT(t, mu, ctx)
+	unlockT(t, mu, inner)
+	if ctx.Err() != nil {
+		t.Fatal("inner Unlock cancelled the outer lock context")
+	}
+	unlockT(t, mu, ctx)
+	if !errors.Is(ctx.Err(), context.Canceled) || errors.Is(context.Cause(ctx), relock.ErrLockLost) {
+		t.Fatalf("after the last Unlock: err %v cause %v, want plain cancellation", ctx.Err(), context.Cause(ctx))
+	}
+	if err := mu.Unlock(ctx); !errors.Is(err, relock.ErrNotHeld) {
+		t.Fatalf("extra Unlock = %v, want ErrNotHeld", err)
+	}
+}
+
+// forceUnlock: deletes whoever holds the lock, reports whether there was
+// one, and the holder on another client learns at its next renewal.
+func forceUnlock(t *testing.T, e *env) {
+	bg := context.Background()
+	rc := e.client(t, &relock.Options{WatchdogTimeout: time.Second})
+	mu := e.k.New(rc, redistest.Key(t), 0)
+	ctx := lockT(t, mu, bg)
+	other := e.k.New(e.client(t, nil), mu.Name(), 0)
+	if ok, err := other.ForceUnlock(bg); err != nil || !ok {
+		t.Fatalf("ForceUnlock of a held lock = %v, %v; want true", ok, err)
+	}
+	if locked, err := mu.IsLocked(bg); err != nil || locked {
+		t.Fatalf("IsLocked after ForceUnlock = %v, %v", locked, err)
+	}
+	eventually(t, 3*time.Second, "holder told", func() bool { return ctx.Err() != nil })
+	if !errors.Is(context.Cause(ctx), relock.ErrLockLost) {
+		t.Fatalf("holder's cause %v, want ErrLockLost", context.Cause(ctx))
+	}
+	if ok, err := other.ForceUnlock(bg); err != nil || ok {
+		t.Fatalf("ForceUnlock of a free lock = %v, %v; want false", ok, err)
+	}
+	if err := mu.Unlock(ctx); !errors.Is(err, relock.ErrNotHeld) {
+		t.Fatalf("Unlock after ForceUnlock = %v, want ErrNotHeld", err)
+	}
+
+	// A holder on the forcing client is told at once.
+	ctx = lockT(t, mu, bg)
+	if ok, err := mu.ForceUnlock(bg); err != nil || !ok {
+		t.Fatalf("ForceUnlock by the holder's client = %v, %v; want true", ok, err)
+	}
+	if !errors.Is(context.Cause(ctx), relock.ErrLockLost) {
+		t.Fatalf("local holder's cause right after ForceUnlock = %v, want ErrLockLost", context.Cause(ctx))
+	}
+}
