@@ -32,6 +32,8 @@ type Spec struct {
 	// Wait bounds the wait: 0 means a single attempt, negative means
 	// until ctx ends.
 	Wait time.Duration
+	// MaxSleep, if positive, caps each sleep between attempts.
+	MaxSleep time.Duration
 }
 
 // Acquire runs the loop. It returns nil once an attempt acquired; an
@@ -42,17 +44,18 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: %w", core.ErrNotAcquired, ctx.Err())
 	}
-	ttl, ok, err := s.Attempt()
-	if err != nil || ok {
-		return err
-	}
 	defer func() {
-		if err != nil && s.GiveUp != nil {
+		// A single attempt leaves nothing to undo.
+		if err != nil && s.GiveUp != nil && s.Wait != 0 {
 			if gerr := s.GiveUp(); gerr != nil {
 				err = fmt.Errorf("%w (leaving the queue failed: %v)", err, gerr)
 			}
 		}
 	}()
+	ttl, ok, err := s.Attempt()
+	if err != nil || ok {
+		return err
+	}
 	if s.Wait == 0 {
 		return core.ErrNotAcquired
 	}
@@ -81,6 +84,9 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 			return fmt.Errorf("%w: gave up after %v", core.ErrNotAcquired, s.Wait)
 		}
 		retry.Stop()
+		if s.MaxSleep > 0 && (ttl < 0 || ttl > s.MaxSleep) {
+			ttl = s.MaxSleep
+		}
 		var ttlUp <-chan time.Time
 		if ttl >= 0 {
 			retry.Reset(ttl)

@@ -1,0 +1,55 @@
+package hashlock
+
+import (
+	"context"
+	"time"
+
+	"github.com/relock-go/relock/internal/core"
+)
+
+// IsLocked reports whether anyone holds the lock.
+func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
+	if err := l.Check(); err != nil {
+		return false, err
+	}
+	n, err := l.C.Redis.Exists(ctx, l.Name).Result()
+	if err != nil {
+		return false, l.errorf("is locked", err)
+	}
+	return n == 1, nil
+}
+
+// HoldCount returns the holds of ctx's owner as Redis counts them.
+func (l *Lock) HoldCount(ctx context.Context) (int, error) {
+	if err := l.Check(); err != nil {
+		return 0, err
+	}
+	key, ok := l.Key(ctx)
+	if !ok {
+		return 0, nil
+	}
+	n, _, err := core.OptionalInt(l.C.Redis.HGet(ctx, l.Name, key.Field))
+	if err != nil {
+		return 0, l.errorf("hold count", err)
+	}
+	return int(n), nil
+}
+
+// TTL returns the time left on the lease: 0 when the lock is not held,
+// -1 when it is held without expiry.
+func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
+	if err := l.Check(); err != nil {
+		return 0, err
+	}
+	ms, err := l.C.Redis.Do(ctx, "PTTL", l.Name).Int64()
+	if err != nil {
+		return 0, l.errorf("ttl", err)
+	}
+	switch {
+	case ms == -2:
+		return 0, nil
+	case ms < 0:
+		return -1, nil
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
