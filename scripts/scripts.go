@@ -2,7 +2,9 @@
 // embedded and wrapped in a *redis.Script so calls go out as EVALSHA and fall
 // back to EVAL when the server answers NOSCRIPT.
 //
-// Every script names its KEYS, ARGV and replies in its header. Scripts touch
+// Every script names its KEYS, ARGV and replies in its header. The fair
+// lock's scripts share a prelude of helpers, prepended in Go: Lua scripts
+// cannot include one another. Scripts touch
 // only keys passed in KEYS, and every key a script touches shares the lock
 // key's hash slot, so they run unchanged on Redis Cluster. Channels are
 // passed in KEYS too; the publish command (PUBLISH or SPUBLISH) is an ARGV
@@ -27,6 +29,17 @@ var (
 	forceUnlockSrc string
 	//go:embed renew.lua
 	renewSrc string
+
+	//go:embed fair_prelude.lua
+	fairPrelude string
+	//go:embed fair_acquire.lua
+	fairAcquireSrc string
+	//go:embed fair_unlock.lua
+	fairUnlockSrc string
+	//go:embed fair_give_up.lua
+	fairGiveUpSrc string
+	//go:embed fair_force_unlock.lua
+	fairForceUnlockSrc string
 )
 
 // Reentrant lock (Redisson RLock) operations. The headers of the .lua files
@@ -37,4 +50,14 @@ var (
 	Unlock        = redis.NewScript(unlockSrc)
 	ForceUnlock   = redis.NewScript(forceUnlockSrc)
 	Renew         = redis.NewScript(renewSrc)
+)
+
+// Fair lock (Redisson RFairLock) operations. Each is fair_prelude.lua,
+// which documents their common KEYS and helpers, followed by the
+// operation's own file.
+var (
+	FairAcquire     = redis.NewScript(fairPrelude + fairAcquireSrc)
+	FairUnlock      = redis.NewScript(fairPrelude + fairUnlockSrc)
+	FairGiveUp      = redis.NewScript(fairPrelude + fairGiveUpSrc)
+	FairForceUnlock = redis.NewScript(fairPrelude + fairForceUnlockSrc)
 )

@@ -1,0 +1,212 @@
+package fair_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/internal/redistest"
+)
+
+// queueKeys returns the queue list and timeout set of lock name.
+func queueKeys(name string) (queue, timeouts string) {
+	return "redisson_lock_queue:{" + name + "}", "redisson_lock_timeout:{" + name + "}"
+}
+
+// waitQueued waits until the queue's last entry belongs to client id, and
+// returns that field.
+func waitQueued(t *testing.T, raw *redis.Client, name, id string, length int) string {
+	t.Helper()
+	queue, _ := queueKeys(name)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		q := raw.LRange(context.Background(), queue, 0, -1).Val()
+		if len(q) == length && strings.HasPrefix(q[length-1], id+":") {
+			return q[length-1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queue %v: want %d entries, the last of client %s", q, length, id)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestFIFO: 10 waiters from 10 clients, queued in a known order, acquire
+// in that order, each after the previous unlocked; a releaser that locks
+// again at once queues behind them.
+func TestFIFO(t *testing.T) {
+	raw := srv.Client(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	holderOwner := relock.WithNewOwner(bg)
+	holder := fair.New(newClient(t, nil), name, nil)
+	hctx, err := holder.Lock(holderOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		mu      sync.Mutex
+		order   []int
+		holding atomic.Bool
+		wg      sync.WaitGroup
+	)
+	acquire := func(who int, m *fair.Mutex, ctx context.Context) {
+		lctx, err := m.Lock(ctx)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if !holding.CompareAndSwap(false, true) {
+			t.Errorf("waiter %d acquired while another held the lock", who)
+		}
+		mu.Lock()
+		order = append(order, who)
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		holding.Store(false)
+		if err := m.Unlock(lctx); err != nil {
+			t.Error(err)
+		}
+	}
+	const waiters = 10
+	for i := range waiters {
+		rc := newClient(t, nil)
+		m := fair.New(rc, name, nil)
+		wg.Go(func() { acquire(i, m, bg) })
+		waitQueued(t, raw, name, rc.ID(), i+1)
+	}
+	if err := holder.Unlock(hctx); err != nil {
+		t.Fatal(err)
+	}
+	// The releaser comes straight back: it must queue behind all ten.
+	wg.Go(func() { acquire(-1, holder, holderOwner) })
+	wg.Wait()
+	want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1}
+	if len(order) != len(want) {
+		t.Fatalf("acquisition order %v, want %v", order, want)
+	}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("acquisition order %v, want %v", order, want)
+		}
+	}
+	queue, timeouts := queueKeys(name)
+	if n := raw.Exists(bg, name, queue, timeouts).Val(); n != 0 {
+		t.Fatalf("%d of the lock's keys left after every waiter finished", n)
+	}
+}
+
+// scriptCounter counts script calls made through one go-redis client.
+type scriptCounter struct{ n atomic.Int64 }
+
+func (s *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (s *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "evalsha" || cmd.Name() == "eval" {
+			s.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (s *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestOnlyHeadWoken: each unlock publishes one message, to the head's
+// channel, and only the head runs its acquire script.
+func TestOnlyHeadWoken(t *testing.T) {
+	raw := srv.Client(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	sub := raw.PSubscribe(bg, "redisson_lock__channel:{"+name+"}:*")
+	defer sub.Close()
+	if _, err := sub.Receive(bg); err != nil {
+		t.Fatal(err)
+	}
+	holder := fair.New(newClient(t, nil), name, nil)
+	hctx, err := holder.Lock(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const waiters = 5
+	counts := make([]*scriptCounter, waiters)
+	acquired := make([]chan context.Context, waiters)
+	muts := make([]*fair.Mutex, waiters)
+	fields := make([]string, waiters)
+	for i := range waiters {
+		rdb := srv.Client(t)
+		counts[i] = &scriptCounter{}
+		rdb.AddHook(counts[i])
+		rc, err := relock.New(rdb, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rc.Close() })
+		muts[i] = fair.New(rc, name, nil)
+		acquired[i] = make(chan context.Context, 1)
+		go func() {
+			ctx, err := muts[i].Lock(bg)
+			if err != nil {
+				t.Error(err)
+			}
+			acquired[i] <- ctx
+		}()
+		fields[i] = waitQueued(t, raw, name, rc.ID(), i+1)
+	}
+	time.Sleep(50 * time.Millisecond) // let each waiter's retry after subscribing land
+
+	release := func() error { return holder.Unlock(hctx) }
+	for i := range waiters {
+		before := make([]int64, waiters)
+		for j := range waiters {
+			before[j] = counts[j].n.Load()
+		}
+		if err := release(); err != nil {
+			t.Fatal(err)
+		}
+		var ctx context.Context
+		select {
+		case ctx = <-acquired[i]:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("waiter %d (the head) not woken", i)
+		}
+		for j := i; j < waiters; j++ {
+			want := int64(0)
+			if j == i {
+				want = 1
+			}
+			if d := counts[j].n.Load() - before[j]; d != want {
+				t.Fatalf("unlock %d: waiter %d ran %d acquire scripts, want %d", i, j, d, want)
+			}
+		}
+		rctx, cancel := context.WithTimeout(bg, 2*time.Second)
+		msg, err := sub.ReceiveMessage(rctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("unlock %d: no release message: %v", i, err)
+		}
+		if want := "redisson_lock__channel:{" + name + "}:" + fields[i]; msg.Channel != want || msg.Payload != "0" {
+			t.Fatalf("unlock %d: message %q on %s, want \"0\" on %s", i, msg.Payload, msg.Channel, want)
+		}
+		m := muts[i]
+		release = func() error { return m.Unlock(ctx) }
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	// The last unlock had nobody to wake.
+	rctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+	defer cancel()
+	if msg, err := sub.ReceiveMessage(rctx); err == nil {
+		t.Fatalf("message %q on %s with nobody queued", msg.Payload, msg.Channel)
+	}
+}

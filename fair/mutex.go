@@ -1,0 +1,136 @@
+package fair
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hashlock"
+)
+
+// DefaultWaitTimeout is how long a queued waiter may stay silent before
+// it is dropped from the queue, Redisson's threadWaitTime.
+const DefaultWaitTimeout = 5 * time.Minute
+
+// Options configure a Mutex. A nil *Options and zero fields mean the
+// defaults documented on each field.
+type Options struct {
+	// Lease is a fixed lease: the lock expires Lease after each acquire
+	// unless unlocked first, and nothing renews it. Zero (the default)
+	// lets the client's watchdog renew the lease while the lock is held.
+	// Redis keeps milliseconds: a Lease below 1ms is invalid.
+	Lease time.Duration
+
+	// WaitTimeout is how long a queued waiter may go without retrying
+	// before others may drop it from the queue (it is presumed dead).
+	// Live waiters retry at least every WaitTimeout/2, so they keep their
+	// place. Default DefaultWaitTimeout; at least 1ms.
+	WaitTimeout time.Duration
+}
+
+// A Mutex is a distributed reentrant lock granted in arrival order. It is
+// cheap to create, does no I/O until used, and is safe for concurrent
+// use; any number of Mutex values may name the same lock. Create one with
+// New.
+type Mutex struct {
+	l        *hashlock.Lock
+	keys     []string // lock hash, queue, timeout set, channel prefix
+	waitMs   int64
+	channels string // redisson_lock__channel:{<name>}, the waiters' channel prefix
+}
+
+var _ relock.Locker = (*Mutex)(nil)
+
+// New returns the Mutex named name on rc. Bad input (a nil client, an
+// invalid name, a negative lease or wait timeout) is not reported here
+// but by every method of the returned Mutex.
+func New(rc *relock.Client, name string, opts *Options) *Mutex {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	m := &Mutex{l: hashlock.New("fair", rc, name, o.Lease)}
+	switch {
+	case o.WaitTimeout == 0:
+		o.WaitTimeout = DefaultWaitTimeout
+	case o.WaitTimeout < time.Millisecond && m.l.Err == nil:
+		m.l.Err = fmt.Errorf("fair: wait timeout %v: %w", o.WaitTimeout, relock.ErrInvalidArgument)
+	}
+	m.waitMs = core.Millis(o.WaitTimeout)
+	m.channels = core.Prefix("redisson_lock__channel", name)
+	m.keys = []string{
+		name,
+		core.Prefix("redisson_lock_queue", name),
+		core.Prefix("redisson_lock_timeout", name),
+		m.channels,
+	}
+	m.l.MaxSleep = o.WaitTimeout / 2
+	m.l.Ops = hashlock.Ops{
+		Acquire:     m.acquire,
+		GiveUp:      m.giveUp,
+		Unlock:      m.unlock,
+		ForceUnlock: m.forceUnlock,
+		Channel:     func(field string) string { return m.channels + ":" + field },
+	}
+	return m
+}
+
+// Name returns the lock's name, which is its Redis key.
+func (m *Mutex) Name() string { return m.l.Name }
+
+// Lock waits in the queue until ctx's owner holds the lock, or ctx ends.
+// When ctx carries no owner a fresh one is created; when its owner holds
+// the lock already, Lock re-enters without queueing. The returned context
+// is a child of ctx carrying the owner: pass it to nested Lock calls, to
+// Unlock, and to the work the lock protects. It is cancelled with cause
+// relock.ErrLockLost if the lease is lost, has a deadline at the lease's
+// end with a fixed lease, and is cancelled by the Unlock that releases
+// the last hold.
+//
+// If ctx ends first, Lock leaves the queue and returns an error matching
+// both relock.ErrNotAcquired and ctx.Err().
+func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
+	return m.l.Lock(ctx, -1)
+}
+
+// TryLock is Lock waiting at most wait. With wait 0 it takes the lock
+// only if it is free and nobody is queued, and never joins the queue. It
+// returns an error matching relock.ErrNotAcquired when it gives up.
+func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	if wait < 0 {
+		return nil, fmt.Errorf("fair: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	}
+	return m.l.Lock(ctx, wait)
+}
+
+// Unlock releases one hold of ctx's owner. The last hold deletes the lock
+// and wakes the queue head. Unlock uses its own short timeout, not ctx's
+// cancellation, so it works with a context that is already done. It
+// returns an error matching relock.ErrNotHeld, and changes nothing, when
+// ctx's owner holds no hold.
+func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
+
+// ForceUnlock deletes the lock whoever holds it and wakes the queue head.
+// It reports whether there was a lock to delete. Holders on this client
+// see their contexts cancelled with relock.ErrLockLost at once; holders
+// elsewhere, at their watchdog's next renewal.
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+
+// IsLocked reports whether anyone holds the lock.
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
+
+// IsHeld reports whether ctx's owner holds the lock, as Redis sees it.
+func (m *Mutex) IsHeld(ctx context.Context) (bool, error) {
+	n, err := m.l.HoldCount(ctx)
+	return n > 0, err
+}
+
+// HoldCount returns how many holds ctx's owner has on the lock, as Redis
+// counts them.
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.l.HoldCount(ctx) }
+
+// TTL returns the time left on the lock's lease: 0 when the lock is not
+// held, -1 when it is held without expiry.
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.l.TTL(ctx) }
