@@ -19,10 +19,18 @@
 // # Waiters that stop waiting
 //
 // A waiter whose Lock gives up (TryLock's wait ends, or its context ends)
-// leaves the queue at once. A waiter that dies (its process killed) is
-// dropped when it has been silent for Options.WaitTimeout, measured on
-// the Redis server's clock. A live waiter is never dropped: it refreshes
-// its place at least every WaitTimeout/2 while it waits.
+// leaves the queue at once. A waiter's deadline starts as Redisson sets
+// it: the deadline of the waiter ahead (or the lock's TTL) plus
+// Options.WaitTimeout. A live waiter retries at least every
+// WaitTimeout/2, and each retry moves its deadline to at least its
+// position in the queue times WaitTimeout from now, so it keeps its place
+// however long it waits (Redisson's waiters are dropped once their first
+// deadline passes, alive or not). A waiter that dies (its process killed)
+// stops retrying and is dropped once it is at the head of the queue and
+// its deadline has passed: WaitTimeout after its last retry, or its
+// initial deadline if that is later. Deadlines are read on the Redis
+// server's clock, so clients with skewed clocks cannot drop each other
+// early.
 //
 // Reentrancy, leases, the watchdog and the lock context behave exactly as
 // for reentrant.Mutex, and mutual exclusion holds, as there, only while

@@ -17,6 +17,9 @@ import (
 var srv *redistest.Server
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(runChild(spec))
+	}
 	s, err := redistest.Launch()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -42,9 +42,10 @@ if ARGV[4] == '1' then
 	local pos = redis.call('lpos', KEYS[2], ARGV[2])
 	if pos then
 		-- Already queued: keep the place alive. A waiter at position p
-		-- (1 = head) gets at least p waits from now, so each place it
-		-- moves up (one wait subtracted) still leaves it a full wait.
-		redis.call('zadd', KEYS[3], 'GT', now + (pos + 1) * wait, ARGV[2])
+		-- (1 = head) is due at least p waits from now, so each place it
+		-- moves up (one wait subtracted) still leaves it a full wait. GT
+		-- keeps Redisson's initial deadline while that is later.
+		redis.call('zadd', KEYS[3], 'XX', 'GT', now + (pos + 1) * wait, ARGV[2])
 	else
 		-- Join the tail: due one wait after the last waiter's deadline,
 		-- or after the lock's TTL when nobody waits.

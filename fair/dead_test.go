@@ -1,0 +1,125 @@
+package fair_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/internal/redistest"
+)
+
+// childEnv carries "<addr> <lock name> <wait timeout ms>" to a child
+// test process that queues for a lock and waits until it is killed.
+const childEnv = "RELOCK_FAIR_CHILD"
+
+// runChild is the child process's whole life: print the client ID, then
+// wait in the queue until killed.
+func runChild(spec string) int {
+	var addr, name string
+	var waitMs int64
+	if _, err := fmt.Sscan(spec, &addr, &name, &waitMs); err != nil {
+		fmt.Fprintln(os.Stderr, "bad child spec:", err)
+		return 2
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	rc, err := relock.New(rdb, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	fmt.Println(rc.ID())
+	_, err = fair.New(rc, name, &fair.Options{WaitTimeout: time.Duration(waitMs) * time.Millisecond}).Lock(context.Background())
+	fmt.Fprintln(os.Stderr, "child: Lock returned:", err)
+	return 1
+}
+
+// startChild starts a child process queued for name and returns its
+// command and client ID.
+func startChild(t *testing.T, name string, wait time.Duration) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d", childEnv, srv.Addr, name, wait.Milliseconds()))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	id, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("child: %v", err)
+	}
+	return cmd, strings.TrimSpace(id)
+}
+
+// TestDeadWaiterDropped: a waiter killed with SIGKILL while at the head
+// of the queue is dropped once its wait timeout passes, and the live
+// waiter behind it acquires. The live waiter itself has waited several
+// wait timeouts by then and keeps its place.
+func TestDeadWaiterDropped(t *testing.T) {
+	srv.RequireReal(t)
+	raw := srv.Client(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	queue, _ := queueKeys(name)
+	const wait = time.Second
+	opts := &fair.Options{WaitTimeout: wait}
+
+	// A short watchdog lease keeps the waiters' initial deadlines (the
+	// lock's TTL plus the wait timeout) short too.
+	holder := fair.New(newClient(t, &relock.Options{WatchdogTimeout: wait}), name, opts)
+	hctx, err := holder.Lock(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, childID := startChild(t, name, wait)
+	waitQueued(t, raw, name, childID, 1)
+	release := make(chan struct{})
+	defer close(release)
+	liveField, liveDone := queued(t, raw, name, 2, opts, bg, release)
+
+	// Hold for three wait timeouts: both waiters are live and keep their
+	// places by retrying.
+	time.Sleep(3 * wait)
+	if q := raw.LRange(bg, queue, 0, -1).Val(); len(q) != 2 || !strings.HasPrefix(q[0], childID+":") || q[1] != liveField {
+		t.Fatalf("queue after 3 wait timeouts: %v, want the child then %s", q, liveField)
+	}
+
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = child.Wait()
+	killed := time.Now()
+	// The release wakes only the head, which is dead.
+	if err := holder.Unlock(hctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-liveDone:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(3 * wait):
+		t.Fatalf("live waiter did not acquire within %v of the head's death; queue %v", 3*wait, raw.LRange(bg, queue, 0, -1).Val())
+	}
+	took := time.Since(killed)
+	t.Logf("live waiter acquired %v after the head was killed (wait timeout %v)", took, wait)
+	if took < wait/4 {
+		t.Fatalf("live waiter acquired after %v: the dead head was dropped before its wait timeout", took)
+	}
+	if q := raw.LRange(bg, queue, 0, -1).Val(); len(q) != 0 {
+		t.Fatalf("queue %v after the live waiter acquired", q)
+	}
+}
