@@ -1,11 +1,10 @@
 package fair_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,21 +16,20 @@ import (
 	"github.com/relock-go/relock/internal/redistest"
 )
 
-// childEnv carries "<addr> <lock name> <wait timeout ms>" to a child
-// test process that queues for a lock and waits until it is killed.
-const childEnv = "RELOCK_FAIR_CHILD"
-
-// runChild is the child process's whole life: print the client ID, then
-// wait in the queue until killed.
-func runChild(spec string) int {
-	var addr, name string
-	var waitMs int64
-	if _, err := fmt.Sscan(spec, &addr, &name, &waitMs); err != nil {
-		fmt.Fprintln(os.Stderr, "bad child spec:", err)
+// runChild is a child process's whole life: print the client ID, then
+// wait in the queue for lock name on addr until killed.
+func runChild(role string, args []string) int {
+	if role != "queue" || len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "bad child role:", role, args)
 		return 2
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	rc, err := relock.New(rdb, nil)
+	addr, name := args[0], args[1]
+	waitMs, err := strconv.ParseInt(args[2], 10, 64)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	rc, err := relock.New(redis.NewClient(&redis.Options{Addr: addr}), nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -40,28 +38,6 @@ func runChild(spec string) int {
 	_, err = fair.New(rc, name, &fair.Options{WaitTimeout: time.Duration(waitMs) * time.Millisecond}).Lock(context.Background())
 	fmt.Fprintln(os.Stderr, "child: Lock returned:", err)
 	return 1
-}
-
-// startChild starts a child process queued for name and returns its
-// command and client ID.
-func startChild(t *testing.T, name string, wait time.Duration) (*exec.Cmd, string) {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s %s %d", childEnv, srv.Addr, name, wait.Milliseconds()))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	id, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("child: %v", err)
-	}
-	return cmd, strings.TrimSpace(id)
 }
 
 // TestDeadWaiterDropped: a waiter killed with SIGKILL while at the head
@@ -84,7 +60,7 @@ func TestDeadWaiterDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	child, childID := startChild(t, name, wait)
+	child, childID := redistest.StartChild(t, "queue", srv.Addr, name, strconv.FormatInt(wait.Milliseconds(), 10))
 	waitQueued(t, raw, name, childID, 1)
 	release := make(chan struct{})
 	defer close(release)

@@ -17,8 +17,8 @@ import (
 var srv *redistest.Server
 
 func TestMain(m *testing.M) {
-	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(runChild(spec))
+	if role, args, ok := redistest.ChildRole(); ok {
+		os.Exit(runChild(role, args))
 	}
 	s, err := redistest.Launch()
 	if err != nil {

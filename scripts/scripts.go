@@ -40,6 +40,19 @@ var (
 	fairGiveUpSrc string
 	//go:embed fair_force_unlock.lua
 	fairForceUnlockSrc string
+
+	//go:embed rw_read_acquire.lua
+	rwReadAcquireSrc string
+	//go:embed rw_write_acquire.lua
+	rwWriteAcquireSrc string
+	//go:embed rw_read_unlock.lua
+	rwReadUnlockSrc string
+	//go:embed rw_write_unlock.lua
+	rwWriteUnlockSrc string
+	//go:embed rw_read_renew.lua
+	rwReadRenewSrc string
+	//go:embed rw_force_unlock.lua
+	rwForceUnlockSrc string
 )
 
 // Reentrant lock (Redisson RLock) operations. The headers of the .lua files
@@ -60,4 +73,15 @@ var (
 	FairUnlock      = redis.NewScript(fairPrelude + fairUnlockSrc)
 	FairGiveUp      = redis.NewScript(fairPrelude + fairGiveUpSrc)
 	FairForceUnlock = redis.NewScript(fairPrelude + fairForceUnlockSrc)
+)
+
+// Read/write lock (Redisson RReadWriteLock) operations. The write side is
+// renewed with Renew, like a reentrant lock.
+var (
+	RWReadAcquire  = redis.NewScript(rwReadAcquireSrc)
+	RWWriteAcquire = redis.NewScript(rwWriteAcquireSrc)
+	RWReadUnlock   = redis.NewScript(rwReadUnlockSrc)
+	RWWriteUnlock  = redis.NewScript(rwWriteUnlockSrc)
+	RWReadRenew    = redis.NewScript(rwReadRenewSrc)
+	RWForceUnlock  = redis.NewScript(rwForceUnlockSrc)
 )

@@ -126,5 +126,15 @@ func OptionalInt(cmd *redis.StringCmd) (n int64, ok bool, err error) {
 	return n, err == nil, err
 }
 
+// OptionalString returns cmd's string reply, with ok false when the
+// reply is nil.
+func OptionalString(cmd *redis.StringCmd) (s string, ok bool, err error) {
+	s, err = cmd.Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	return s, err == nil, err
+}
+
 // Millis renders d for PEXPIRE-style arguments.
 func Millis(d time.Duration) int64 { return d.Milliseconds() }

@@ -29,6 +29,9 @@ type Result struct {
 	// (a fair lock's queue head). The next attempts back off
 	// exponentially, bounded by Sleep, until that waiter has taken it.
 	Turn bool
+	// Refused, when set, ends the wait with this error: the acquire can
+	// never succeed (a read-to-write upgrade).
+	Refused error
 }
 
 // Ops are the scripts of one lock type, each run once per call on a
@@ -43,10 +46,17 @@ type Ops struct {
 	// Unlock releases one hold of field: reply nil when it holds none, 0
 	// when holds remain, 1 when the lock was released.
 	Unlock func(ctx context.Context, field string) (any, error)
-	// ForceUnlock deletes the lock: reply 1 if it existed, else 0.
+	// ForceUnlock deletes the lock: reply 1 if it existed, else 0. Only
+	// Lock.ForceUnlock uses it.
 	ForceUnlock func(ctx context.Context) (any, error)
 	// Channel is the channel on which field's waits are woken.
 	Channel func(field string) string
+	// Field maps an owner's "<client id>:<owner>" to the hash field of
+	// its holds (a writer's ":write" suffix); nil keeps it.
+	Field func(owner string) string
+	// Renewal is the watchdog's renewal of field's holds; nil renews the
+	// hash while field exists.
+	Renewal func(field string) watchdog.Renewal
 }
 
 // Backoff bounds for Result.Turn.
@@ -107,7 +117,11 @@ func (l *Lock) Key(ctx context.Context) (core.HoldKey, bool) {
 	if !ok {
 		return core.HoldKey{}, false
 	}
-	return core.HoldKey{Name: l.Name, Field: l.C.Field(owner)}, true
+	field := l.C.Field(owner)
+	if l.Ops.Field != nil {
+		field = l.Ops.Field(field)
+	}
+	return core.HoldKey{Name: l.Name, Field: field}, true
 }
 
 func (l *Lock) errorf(op string, err error) error {
@@ -138,6 +152,8 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 			case err != nil:
 				l.abandon(ctx, key)
 				return 0, false, err
+			case r.Refused != nil:
+				return 0, false, r.Refused
 			case r.Acquired:
 				grant = core.Grant{Sent: sent, Lease: l.Lease, Renewal: l.renewal(key.Field), Token: r.Token}
 				return 0, true, nil
@@ -172,6 +188,9 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 }
 
 func (l *Lock) renewal(field string) watchdog.Renewal {
+	if l.Ops.Renewal != nil {
+		return l.Ops.Renewal(field)
+	}
 	return watchdog.Renewal{
 		Script: scripts.Renew,
 		Keys:   []string{l.Name},

@@ -83,7 +83,7 @@ func closeClient(t *testing.T, e *env) {
 		errc <- err
 	}()
 	raw := e.srv.Client(t)
-	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return Subscribers(t, raw, name) == 1 })
+	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return e.subscribers(t, raw, name) == 1 })
 	if err := rc.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,11 @@ type Kind struct {
 	// name may create (a fair lock's queue); the suite checks that waits
 	// that end leave them empty.
 	Residue func(name string) []string
+
+	// Channel is the release channel of lock name, or the prefix of its
+	// waiters' channels; nil means Redisson's RLock channel,
+	// redisson_lock__channel:{name}.
+	Channel func(name string) string
 }
 
 // Run runs the suite against locks of kind k on srv, a server the calling
@@ -131,13 +136,16 @@ func eventually(t testing.TB, limit time.Duration, what string, cond func() bool
 	}
 }
 
-// Subscribers counts the subscriptions on the release channels of lock
-// name: redisson_lock__channel:{name} and the per-waiter channels a fair
-// lock derives from it.
-func Subscribers(t testing.TB, rdb *redis.Client, name string) int64 {
+// subscribers counts the subscriptions on the release channels of lock
+// name: Kind.Channel and the per-waiter channels a fair lock derives from
+// it.
+func (e *env) subscribers(t testing.TB, rdb *redis.Client, name string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	prefix := "redisson_lock__channel:{" + name + "}"
+	if e.k.Channel != nil {
+		prefix = e.k.Channel(name)
+	}
 	chans, err := rdb.PubSubChannels(ctx, globEscape(prefix)+"*").Result()
 	if err != nil {
 		t.Fatal(err)
@@ -166,6 +174,7 @@ func (e *env) assertOnlyHolder(t testing.TB, mu Lock, hctx context.Context) {
 	t.Helper()
 	raw := e.srv.Client(t)
 	fields := raw.HGetAll(context.Background(), mu.Name()).Val()
+	delete(fields, "mode") // a read/write lock's mode field
 	if n := holdCount(t, mu, hctx); n != 1 || len(fields) != 1 {
 		t.Fatalf("lock %s: fields %v, holder count %d: want the holder's one hold only", mu.Name(), fields, n)
 	}

@@ -71,7 +71,7 @@ func tryLock(t *testing.T, e *env) {
 		t.Fatalf("TryLock(300ms) gave up after %v", took)
 	}
 	e.assertOnlyHolder(t, holder, hctx)
-	if n := Subscribers(t, e.srv.Client(t), holder.Name()); n != 0 {
+	if n := e.subscribers(t, e.srv.Client(t), holder.Name()); n != 0 {
 		t.Fatalf("%d subscribers left on the lock's channels", n)
 	}
 
@@ -99,14 +99,14 @@ func lockCancelledMidWait(t *testing.T, e *env) {
 		_, err := mu.Lock(ctx)
 		errc <- err
 	}()
-	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return Subscribers(t, raw, name) == 1 })
+	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return e.subscribers(t, raw, name) == 1 })
 	cancel()
 	err := <-errc
 	if !errors.Is(err, relock.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock after cancel = %v, want ErrNotAcquired and context.Canceled", err)
 	}
 	e.assertOnlyHolder(t, holder, hctx)
-	eventually(t, 2*time.Second, "subscription dropped", func() bool { return Subscribers(t, raw, name) == 0 })
+	eventually(t, 2*time.Second, "subscription dropped", func() bool { return e.subscribers(t, raw, name) == 0 })
 
 	if _, err := mu.Lock(ctx); !errors.Is(err, relock.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock with a cancelled context = %v", err)
@@ -154,7 +154,7 @@ func wakeUpNotPolling(t *testing.T, e *env) {
 		}
 		_ = waiter.Unlock(ctx)
 	}()
-	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return Subscribers(t, raw, name) == 1 })
+	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return e.subscribers(t, raw, name) == 1 })
 	time.Sleep(50 * time.Millisecond) // let the waiter's retry after subscribing land
 	before := commandCalls(t, raw)
 	time.Sleep(200 * time.Millisecond)
@@ -207,7 +207,7 @@ func oneSubscriptionConnection(t *testing.T, e *env) {
 	eventually(t, 5*time.Second, "all waiters subscribed", func() bool {
 		var n int64
 		for _, name := range names {
-			n += Subscribers(t, raw, name)
+			n += e.subscribers(t, raw, name)
 		}
 		// A shared channel counts its one subscription once.
 		return n >= int64(len(names))

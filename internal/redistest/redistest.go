@@ -8,6 +8,7 @@
 package redistest
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -261,4 +262,45 @@ var keys atomic.Int64
 // Key returns a name unique to this process, for a test's lock names.
 func Key(tb testing.TB) string {
 	return tb.Name() + ":" + strconv.FormatInt(keys.Add(1), 10)
+}
+
+// childEnv tells a test binary started by StartChild which role to play.
+const childEnv = "RELOCK_TEST_CHILD"
+
+// ChildRole reports whether this process is a child started by
+// StartChild, and with what role and arguments. TestMain calls it first
+// and, in a child, runs the role instead of the tests.
+func ChildRole() (role string, args []string, ok bool) {
+	v := os.Getenv(childEnv)
+	if v == "" {
+		return "", nil, false
+	}
+	f := strings.Fields(v)
+	return f[0], f[1:], true
+}
+
+// StartChild runs the test binary again as a child process playing role
+// with args (no spaces in either), for tests that kill a lock holder with
+// SIGKILL. It returns the child and the first line the child prints
+// (typically its client ID, once it is ready); the child is killed when
+// tb ends.
+func StartChild(tb testing.TB, role string, args ...string) (*exec.Cmd, string) {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+strings.Join(append([]string{role}, args...), " "))
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		tb.Fatalf("child %s: %v", role, err)
+	}
+	return cmd, strings.TrimSpace(line)
 }

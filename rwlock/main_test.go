@@ -1,0 +1,75 @@
+package rwlock_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+)
+
+// srv is the redis-server shared by the package's tests; each test uses
+// its own lock names.
+var srv *redistest.Server
+
+func TestMain(m *testing.M) {
+	if role, args, ok := redistest.ChildRole(); ok {
+		os.Exit(runChild(role, args))
+	}
+	s, err := redistest.Launch()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	srv = s
+	code := m.Run()
+	s.Stop()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// newClient returns a relock client on srv with its own go-redis client,
+// as if it were a separate process; both close when t ends.
+func newClient(t testing.TB, opts *relock.Options) *relock.Client {
+	t.Helper()
+	rc, err := relock.New(srv.Client(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
+// must returns a function that passes on a lock context, failing the
+// test on an error: must(t)(rw.RLock(ctx)).
+func must(t testing.TB) func(context.Context, error) context.Context {
+	return func(ctx context.Context, err error) context.Context {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ctx
+	}
+}
+
+// eventually polls cond every 10ms until it holds or limit passes.
+func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

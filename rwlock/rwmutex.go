@@ -1,0 +1,192 @@
+package rwlock
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hashlock"
+)
+
+// Options configure an RWMutex. A nil *Options and zero fields mean the
+// defaults documented on each field.
+type Options struct {
+	// Lease is a fixed lease for every hold, read or write: nothing
+	// renews it. Zero (the default) lets the client's watchdog renew the
+	// leases while held. A Lease below 1ms is invalid.
+	Lease time.Duration
+}
+
+// An RWMutex is a distributed read/write lock. It is cheap to create,
+// does no I/O until used, and is safe for concurrent use. Create one with
+// New.
+type RWMutex struct {
+	r, w *Side
+	keys []string // lock hash, channel
+}
+
+// New returns the RWMutex named name on rc. Bad input (a nil client, an
+// invalid name, a negative lease) is not reported here but by every
+// method of the returned RWMutex.
+func New(rc *relock.Client, name string, opts *Options) *RWMutex {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	// Every owner's timeout keys start with the lock name's hash tag:
+	// "{<name>}", or the name itself when it carries a tag.
+	tagged := "{" + name + "}"
+	if strings.Contains(name, "{") {
+		tagged = name
+	}
+	rw := &RWMutex{keys: []string{name, core.Prefix("redisson_rwlock", name)}}
+	rw.r = newSide(rc, name, o.Lease, "read", rw.keys, tagged)
+	rw.w = newSide(rc, name, o.Lease, "write", rw.keys, tagged)
+	return rw
+}
+
+// Name returns the lock's name, which is its Redis key.
+func (rw *RWMutex) Name() string { return rw.w.Name() }
+
+// Reader returns the read side, a relock.Locker whose Lock is RLock.
+func (rw *RWMutex) Reader() *Side { return rw.r }
+
+// Writer returns the write side, a relock.Locker whose Lock is Lock.
+func (rw *RWMutex) Writer() *Side { return rw.w }
+
+// RLock waits until ctx's owner holds a read hold, or ctx ends: at once
+// when the lock is free or in read mode, or when ctx's owner holds the
+// write lock (a downgrade); otherwise once the writer leaves. The
+// returned context carries the owner and is cancelled when the read
+// holds' lease is lost or the last read hold is released.
+func (rw *RWMutex) RLock(ctx context.Context) (context.Context, error) { return rw.r.Lock(ctx) }
+
+// TryRLock is RLock waiting at most wait; 0 means one attempt.
+func (rw *RWMutex) TryRLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	return rw.r.TryLock(ctx, wait)
+}
+
+// RUnlock releases one read hold of ctx's owner, or returns an error
+// matching relock.ErrNotHeld.
+func (rw *RWMutex) RUnlock(ctx context.Context) error { return rw.r.Unlock(ctx) }
+
+// Lock waits until ctx's owner holds the write lock, or ctx ends. If
+// ctx's owner holds read holds, Lock returns an error matching
+// relock.ErrUpgrade at once. The returned context carries the owner and
+// is cancelled when the write lease is lost or the last write hold is
+// released.
+func (rw *RWMutex) Lock(ctx context.Context) (context.Context, error) { return rw.w.Lock(ctx) }
+
+// TryLock is Lock waiting at most wait; 0 means one attempt.
+func (rw *RWMutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	return rw.w.TryLock(ctx, wait)
+}
+
+// Unlock releases one write hold of ctx's owner, or returns an error
+// matching relock.ErrNotHeld.
+func (rw *RWMutex) Unlock(ctx context.Context) error { return rw.w.Unlock(ctx) }
+
+// ForceUnlock deletes the lock in whichever mode, whoever holds it, and
+// wakes every waiter. It reports whether there was a lock to delete.
+func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
+	return rw.w.forceUnlock(ctx, "")
+}
+
+// A Side is the read or the write side of an RWMutex, as a relock.Locker
+// (so a MultiLock can hold a read side) with the state queries of a
+// mutex.
+type Side struct {
+	l       *hashlock.Lock
+	mode    string   // "read" or "write"
+	keys    []string // lock hash, channel
+	tagged  string   // the name's hash-tag prefix of timeout keys
+	readers bool
+}
+
+var _ relock.Locker = (*Side)(nil)
+
+func newSide(rc *relock.Client, name string, lease time.Duration, mode string, keys []string, tagged string) *Side {
+	s := &Side{l: hashlock.New("rwlock", rc, name, lease), mode: mode, keys: keys, tagged: tagged, readers: mode == "read"}
+	s.l.Ops = hashlock.Ops{
+		Acquire: s.acquire,
+		Unlock:  s.unlock,
+		Channel: func(string) string { return keys[1] },
+	}
+	if s.readers {
+		s.l.Ops.Renewal = s.readRenewal
+	} else {
+		s.l.Ops.Field = writerField
+	}
+	return s
+}
+
+func writerField(owner string) string { return owner + ":write" }
+
+// Name returns the lock's name.
+func (s *Side) Name() string { return s.l.Name }
+
+// Lock takes a hold on this side; see RWMutex.RLock and RWMutex.Lock.
+func (s *Side) Lock(ctx context.Context) (context.Context, error) { return s.l.Lock(ctx, -1) }
+
+// TryLock is Lock waiting at most wait; 0 means one attempt. It returns
+// an error matching relock.ErrNotAcquired when it gives up.
+func (s *Side) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	if wait < 0 {
+		return nil, fmt.Errorf("rwlock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	}
+	return s.l.Lock(ctx, wait)
+}
+
+// Unlock releases one hold of ctx's owner on this side. It uses its own
+// short timeout, not ctx's cancellation, and returns an error matching
+// relock.ErrNotHeld, changing nothing, when ctx's owner holds none.
+func (s *Side) Unlock(ctx context.Context) error { return s.l.Unlock(ctx) }
+
+// ForceUnlock deletes the lock if it is in this side's mode, whoever
+// holds it, and wakes every waiter: the read side's never clears a write
+// hold, nor the write side's read holds. It reports whether it deleted
+// the lock.
+func (s *Side) ForceUnlock(ctx context.Context) (bool, error) { return s.forceUnlock(ctx, s.mode) }
+
+func (s *Side) forceUnlock(ctx context.Context, mode string) (bool, error) {
+	if err := s.l.Check(); err != nil {
+		return false, err
+	}
+	reply, err := s.forceScript(ctx, mode)
+	if err != nil {
+		return false, fmt.Errorf("rwlock: force unlock %q: %w", s.l.Name, err)
+	}
+	n, _ := reply.(int64)
+	if n == 1 {
+		s.l.C.Lost(s.l.Name, "")
+	}
+	return n == 1, nil
+}
+
+// IsLocked reports whether the lock is held in this side's mode.
+func (s *Side) IsLocked(ctx context.Context) (bool, error) {
+	if err := s.l.Check(); err != nil {
+		return false, err
+	}
+	mode, _, err := core.OptionalString(s.l.C.Redis.HGet(ctx, s.l.Name, "mode"))
+	if err != nil {
+		return false, fmt.Errorf("rwlock: is locked %q: %w", s.l.Name, err)
+	}
+	return mode == s.mode, nil
+}
+
+// IsHeld reports whether ctx's owner holds this side, as Redis sees it.
+func (s *Side) IsHeld(ctx context.Context) (bool, error) {
+	n, err := s.l.HoldCount(ctx)
+	return n > 0, err
+}
+
+// HoldCount returns how many holds ctx's owner has on this side.
+func (s *Side) HoldCount(ctx context.Context) (int, error) { return s.l.HoldCount(ctx) }
+
+// TTL returns the time left on the lock's lease (the hash's): 0 when the
+// lock is not held, -1 when it is held without expiry.
+func (s *Side) TTL(ctx context.Context) (time.Duration, error) { return s.l.TTL(ctx) }

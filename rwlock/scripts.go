@@ -1,0 +1,74 @@
+package rwlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/watchdog"
+)
+
+// upgradeReply is rw_write_acquire.lua's reply to a reader.
+const upgradeReply = -3
+
+// timeoutPrefix is the prefix of a reader's per-hold timeout keys.
+func (s *Side) timeoutPrefix(readerField string) string {
+	return s.tagged + ":" + readerField + ":rwlock_timeout"
+}
+
+// readerOf returns the reader field of an owner field of either side.
+func (s *Side) readerOf(field string) string {
+	if s.readers {
+		return field
+	}
+	return field[:len(field)-len(":write")]
+}
+
+func (s *Side) acquire(ctx context.Context, field string, _ bool) (hashlock.Result, error) {
+	rdb, lease := s.l.C.Redis, s.l.LeaseMillis()
+	var reply any
+	var err error
+	if s.readers {
+		reply, err = core.Eval(ctx, rdb, scripts.RWReadAcquire, []string{s.l.Name, s.timeoutPrefix(field)},
+			lease, field, writerField(field))
+	} else {
+		reply, err = core.Eval(ctx, rdb, scripts.RWWriteAcquire, []string{s.l.Name},
+			lease, field, s.readerOf(field))
+	}
+	if err != nil || reply == nil {
+		return hashlock.Result{Acquired: err == nil}, err
+	}
+	ttl, ok := reply.(int64)
+	switch {
+	case !ok:
+		return hashlock.Result{}, fmt.Errorf("unexpected acquire reply %v", reply)
+	case ttl == upgradeReply:
+		return hashlock.Result{Refused: fmt.Errorf("owner holds the read lock: %w", relock.ErrUpgrade)}, nil
+	}
+	return hashlock.Result{Sleep: time.Duration(ttl) * time.Millisecond}, nil
+}
+
+func (s *Side) unlock(ctx context.Context, field string) (any, error) {
+	rdb, pub := s.l.C.Redis, s.l.C.Publish
+	if s.readers {
+		return core.Eval(ctx, rdb, scripts.RWReadUnlock,
+			[]string{s.l.Name, s.keys[1], s.timeoutPrefix(field), s.tagged}, field, pub)
+	}
+	return core.Eval(ctx, rdb, scripts.RWWriteUnlock, s.keys, s.l.LeaseMillis(), field, pub)
+}
+
+func (s *Side) forceScript(ctx context.Context, mode string) (any, error) {
+	return core.Eval(ctx, s.l.C.Redis, scripts.RWForceUnlock, s.keys, mode, s.l.C.Publish)
+}
+
+func (s *Side) readRenewal(field string) watchdog.Renewal {
+	return watchdog.Renewal{
+		Script: scripts.RWReadRenew,
+		Keys:   []string{s.l.Name, s.timeoutPrefix(field)},
+		Args:   []any{core.Millis(s.l.C.WatchdogTimeout), field},
+	}
+}

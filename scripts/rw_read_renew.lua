@@ -1,0 +1,21 @@
+-- rw_read_renew: extend the caller's read holds (watchdog).
+--
+-- KEYS[1]  lock hash (see rw_read_acquire.lua)
+-- KEYS[2]  the caller's timeout key prefix (see rw_read_acquire.lua)
+-- ARGV[1]  lease in milliseconds
+-- ARGV[2]  the caller's reader field
+--
+-- Only the caller's own timeout keys are extended, never other readers':
+-- a reader that died stops holding the lock when its own leases end.
+--
+-- Reply: 1 when the caller holds read holds (renewed), 0 when it holds
+-- none.
+local n = tonumber(redis.call('hget', KEYS[1], ARGV[2]))
+if not n then
+	return 0
+end
+redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
+for i = 1, n do
+	redis.call('pexpire', KEYS[2] .. ':' .. i, ARGV[1])
+end
+return 1
