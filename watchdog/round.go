@@ -101,6 +101,6 @@ func (w *Watchdog) apply(r round) {
 		w.log.Warn("relock: lease renewal failed; retrying", "locks", failed, "error", err)
 	}
 	for _, l := range lost {
-		l.lost(ErrGone)
+		w.fire(l, ErrGone)
 	}
 }

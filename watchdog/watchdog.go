@@ -51,14 +51,16 @@ type Lease struct {
 	// Guarded by w.mu.
 	renewed time.Time // send time of the last acquire or renewal that succeeded
 	ended   bool
+	stopped bool // by Stop: lost must not be called any more
 }
 
-// Stop ends the lease's renewals; lost is not called after Stop returns.
-// Stop is idempotent.
+// Stop ends the lease's renewals. Once Stop returns, lost is not called
+// unless the call had already begun (as with time.Timer's Stop). Stop is
+// idempotent, and lost may call it.
 func (l *Lease) Stop() {
 	l.w.mu.Lock()
 	defer l.w.mu.Unlock()
-	l.ended = true
+	l.ended, l.stopped = true, true
 	delete(l.w.leases, l)
 }
 
@@ -75,17 +77,21 @@ type Watchdog struct {
 
 	stop chan struct{}
 	done chan struct{}
+
+	closeRdb func() error
 }
 
 // New starts a watchdog whose renewals extend leases to timeout.
 func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Watchdog {
+	rdb, closeRdb := deadlineClient(rdb)
 	w := &Watchdog{
-		rdb:     rdb,
-		timeout: timeout,
-		log:     log,
-		leases:  make(map[*Lease]struct{}),
-		stop:    make(chan struct{}),
-		done:    make(chan struct{}),
+		closeRdb: closeRdb,
+		rdb:      rdb,
+		timeout:  timeout,
+		log:      log,
+		leases:   make(map[*Lease]struct{}),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	go w.run()
 	return w
@@ -125,6 +131,9 @@ func (w *Watchdog) Stop() {
 		close(w.stop)
 	}
 	w.mu.Unlock()
+	// Closing the watchdog's own client, if it has one, cuts short a
+	// round stuck on a frozen server.
+	_ = w.closeRdb()
 	<-w.done
 }
 
@@ -133,8 +142,10 @@ func (w *Watchdog) Stop() {
 func (w *Watchdog) margin() time.Duration { return w.timeout / 10 }
 
 // run owns the renewal rounds. At most one round is in flight; a round that
-// outlives its interval is cut off by its context, and the expiry timer
-// keeps firing meanwhile, so a stalled server cannot delay a loss report.
+// outlives its interval is cut off by its context's deadline (the client
+// honours deadlines: see deadlineClient), a tick that found one in flight
+// starts the next as soon as it ends, and the expiry timer keeps firing
+// meanwhile, so a stalled server cannot delay a loss report.
 func (w *Watchdog) run() {
 	defer close(w.done)
 	interval := w.timeout / 3
@@ -146,7 +157,7 @@ func (w *Watchdog) run() {
 	defer cancel()
 
 	results := make(chan round, 1)
-	inflight := false
+	inflight, missed := false, false
 	for {
 		expiry.Reset(w.untilNextExpiry(interval))
 		select {
@@ -157,13 +168,20 @@ func (w *Watchdog) run() {
 			}
 			return
 		case <-tick.C:
-			if !inflight {
-				inflight = true
-				go w.round(ctx, interval, results)
+			if inflight {
+				missed = true
+				break
 			}
+			inflight = true
+			go w.round(ctx, interval, results)
 		case r := <-results:
 			inflight = false
 			w.apply(r)
+			if missed {
+				missed = false
+				inflight = true
+				go w.round(ctx, interval, results)
+			}
 		case now := <-expiry.C:
 			w.expire(now)
 		}
@@ -194,7 +212,7 @@ func (w *Watchdog) expire(now time.Time) {
 	}
 	w.mu.Unlock()
 	for _, l := range lost {
-		l.lost(ErrExpired)
+		w.fire(l, ErrExpired)
 	}
 }
 
@@ -202,4 +220,39 @@ func (w *Watchdog) endLocked(l *Lease) *Lease {
 	l.ended = true
 	delete(w.leases, l)
 	return l
+}
+
+// fire calls l's lost callback unless l was stopped since it ended: an
+// earlier callback of the same batch, or any Stop that returned before
+// this point, wins.
+func (w *Watchdog) fire(l *Lease, reason error) {
+	w.mu.Lock()
+	stopped := l.stopped
+	w.mu.Unlock()
+	if !stopped {
+		l.lost(reason)
+	}
+}
+
+// deadlineClient returns a client that cuts a call off at its context's
+// deadline: rdb itself when it does (ContextTimeoutEnabled), otherwise a
+// client of the watchdog's own with rdb's options and that setting.
+func deadlineClient(rdb redis.UniversalClient) (redis.UniversalClient, func() error) {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		if o := c.Options(); !o.ContextTimeoutEnabled {
+			cp := *o
+			cp.ContextTimeoutEnabled = true
+			n := redis.NewClient(&cp)
+			return n, n.Close
+		}
+	case *redis.ClusterClient:
+		if o := c.Options(); !o.ContextTimeoutEnabled {
+			cp := *o
+			cp.ContextTimeoutEnabled = true
+			n := redis.NewClusterClient(&cp)
+			return n, n.Close
+		}
+	}
+	return rdb, func() error { return nil }
 }

@@ -120,7 +120,10 @@ func (p *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 // watchdogBatches: 1000 held locks cost a pipeline per round, not 1000
 // round trips.
 func watchdogBatches(t *testing.T, e *env) {
-	rdb := e.srv.Client(t)
+	// With ContextTimeoutEnabled the watchdog renews through this client
+	// (and its hook) rather than a copy of its own.
+	rdb := redis.NewClient(&redis.Options{Addr: e.srv.Addr, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { rdb.Close() })
 	count := &pipelineCounter{}
 	rdb.AddHook(count)
 	const timeout = 1500 * time.Millisecond // a round every 500ms
