@@ -80,6 +80,9 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 // Name returns the lock's name, which is its Redis key.
 func (m *Mutex) Name() string { return m.l.Name }
 
+// Client returns the client the lock was built on.
+func (m *Mutex) Client() *relock.Client { return m.l.Client }
+
 // Lock waits in the queue until ctx's owner holds the lock, or ctx ends.
 // When ctx carries no owner a fresh one is created; when its owner holds
 // the lock already, Lock re-enters without queueing. The returned context

@@ -64,6 +64,9 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 // Name returns the lock's name, which is its Redis key.
 func (m *Mutex) Name() string { return m.l.Name }
 
+// Client returns the client the lock was built on.
+func (m *Mutex) Client() *relock.Client { return m.l.Client }
+
 // Lock waits until ctx's owner holds the lock, or ctx ends. When ctx
 // carries no owner a fresh one is created. The returned context is a
 // child of ctx carrying the owner: pass it to nested Lock calls, to

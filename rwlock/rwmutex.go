@@ -128,6 +128,9 @@ func writerField(owner string) string { return owner + ":write" }
 // Name returns the lock's name.
 func (s *Side) Name() string { return s.l.Name }
 
+// Client returns the client the lock was built on.
+func (s *Side) Client() *relock.Client { return s.l.Client }
+
 // Lock takes a hold on this side; see RWMutex.RLock and RWMutex.Lock.
 func (s *Side) Lock(ctx context.Context) (context.Context, error) { return s.l.Lock(ctx, -1) }
 

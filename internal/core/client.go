@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +72,23 @@ func Of(rc any) *Client { return unwrap(rc) }
 // Field is the hash field naming owner on this client: "<id>:<owner>".
 func (c *Client) Field(owner int64) string {
 	return c.ID + ":" + strconv.FormatInt(owner, 10)
+}
+
+// Server names the Redis deployment the client talks to, as configured:
+// the address of a single server, the sorted seed addresses of a cluster,
+// the master name and sentinels of a failover client; for clients it
+// cannot read, the client's ID. Two processes configured alike agree on
+// it, so it can order locks canonically across processes.
+func (c *Client) Server() string {
+	switch r := c.Redis.(type) {
+	case *redis.Client:
+		return r.Options().Addr
+	case *redis.ClusterClient:
+		addrs := slices.Clone(r.Options().Addrs)
+		slices.Sort(addrs)
+		return strings.Join(addrs, ",")
+	}
+	return c.ID
 }
 
 // Check returns ErrClosed after Close.

@@ -67,11 +67,12 @@ const (
 
 // A Lock is one lock of a hash-record type.
 type Lock struct {
-	C     *core.Client
-	Name  string
-	Pkg   string        // error prefix: the lock package's name
-	Lease time.Duration // fixed lease; 0 means the watchdog renews
-	Ops   Ops
+	C      *core.Client
+	Client *relock.Client // the user's handle on C
+	Name   string
+	Pkg    string        // error prefix: the lock package's name
+	Lease  time.Duration // fixed lease; 0 means the watchdog renews
+	Ops    Ops
 	// MaxSleep caps each sleep between attempts (a fair waiter's score
 	// refresh); 0 means no cap.
 	MaxSleep time.Duration
@@ -81,7 +82,7 @@ type Lock struct {
 // New validates a lock's inputs and returns it without Ops; the caller
 // fills them in. Bad input is recorded in Err, not returned.
 func New(pkg string, rc *relock.Client, name string, lease time.Duration) *Lock {
-	l := &Lock{C: core.Of(rc), Name: name, Pkg: pkg, Lease: lease}
+	l := &Lock{C: core.Of(rc), Client: rc, Name: name, Pkg: pkg, Lease: lease}
 	switch {
 	case l.C == nil:
 		l.Err = fmt.Errorf("%s: nil client: %w", pkg, relock.ErrInvalidArgument)

@@ -1,0 +1,203 @@
+package multilock
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+)
+
+// A MultiLock holds all of its member locks or none. It is safe for
+// concurrent use. Create one with New.
+type MultiLock struct {
+	members []relock.Locker // canonical order
+	name    string
+
+	mu    sync.Mutex
+	holds map[int64]*hold // by owner
+}
+
+// hold is one owner's holds of the MultiLock.
+type hold struct {
+	count   int
+	cancels []context.CancelCauseFunc // of the contexts Lock returned
+	stops   []func() bool             // their watches on member contexts
+}
+
+var _ relock.Locker = (*MultiLock)(nil)
+
+// clientOf is implemented by the relock lock types: a member's client
+// tells apart members of the same name on different servers.
+type clientOf interface {
+	Client() *relock.Client
+}
+
+// New returns a MultiLock over lockers. It fails with an error matching
+// relock.ErrInvalidArgument when there are none, one is nil, or two name
+// the same lock on the same server (it would wait for itself).
+func New(lockers ...relock.Locker) (*MultiLock, error) {
+	if len(lockers) == 0 {
+		return nil, fmt.Errorf("multilock: no locks: %w", relock.ErrInvalidArgument)
+	}
+	type member struct {
+		l            relock.Locker
+		name, server string
+	}
+	ms := make([]member, len(lockers))
+	for i, l := range lockers {
+		if l == nil {
+			return nil, fmt.Errorf("multilock: lock %d is nil: %w", i, relock.ErrInvalidArgument)
+		}
+		ms[i] = member{l: l, name: l.Name(), server: serverOf(l)}
+	}
+	slices.SortFunc(ms, func(a, b member) int {
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.server, b.server))
+	})
+	ml := &MultiLock{holds: make(map[int64]*hold)}
+	names := make([]string, len(ms))
+	for i, m := range ms {
+		if i > 0 && m.name == ms[i-1].name && m.server == ms[i-1].server {
+			return nil, fmt.Errorf("multilock: lock %q appears twice: %w", m.name, relock.ErrInvalidArgument)
+		}
+		ml.members = append(ml.members, m.l)
+		names[i] = m.name
+	}
+	ml.name = strings.Join(names, ",")
+	return ml, nil
+}
+
+// serverOf names the Redis deployment of l's client, or "" when l does not
+// say which client it uses.
+func serverOf(l relock.Locker) string {
+	if c, ok := l.(clientOf); ok {
+		if rc := core.Of(c.Client()); rc != nil {
+			return rc.Server()
+		}
+	}
+	return ""
+}
+
+// Name returns the members' names in canonical order, joined by commas.
+func (ml *MultiLock) Name() string { return ml.name }
+
+// Lock takes every member, in canonical order, for ctx's owner (a new one
+// if ctx carries none), waiting as long as each needs, until ctx ends. On
+// failure it releases the members it took and returns an error naming the
+// member that failed (matching relock.ErrNotAcquired and ctx.Err() when
+// ctx ended). The returned context carries the owner and is cancelled
+// when any member's context is: a lost lease, or the Unlock that releases
+// the last hold.
+func (ml *MultiLock) Lock(ctx context.Context) (context.Context, error) {
+	return ml.lock(ctx, -1)
+}
+
+// TryLock is Lock with one wait budget for all members: each member may
+// wait what is left of wait (0: one attempt each).
+func (ml *MultiLock) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	if wait < 0 {
+		return nil, fmt.Errorf("multilock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	}
+	return ml.lock(ctx, wait)
+}
+
+func (ml *MultiLock) lock(ctx context.Context, bound time.Duration) (context.Context, error) {
+	ctx, owner := core.EnsureOwner(ctx)
+	deadline := time.Now().Add(bound)
+	taken := make([]context.Context, 0, len(ml.members))
+	for i, m := range ml.members {
+		var mctx context.Context
+		var err error
+		if bound < 0 {
+			mctx, err = m.Lock(ctx)
+		} else {
+			mctx, err = m.TryLock(ctx, max(0, time.Until(deadline)))
+		}
+		if err != nil {
+			err = fmt.Errorf("multilock: lock %q: member %q: %w", ml.name, m.Name(), err)
+			if rerr := ml.release(ctx, ml.members[:i]); rerr != nil {
+				err = fmt.Errorf("%w (and releasing the members taken: %w)", err, rerr)
+			}
+			return nil, err
+		}
+		taken = append(taken, mctx)
+	}
+	return ml.granted(ctx, owner, taken), nil
+}
+
+// granted records a hold and returns its context, cancelled with the
+// cause of the first member context to end.
+func (ml *MultiLock) granted(ctx context.Context, owner int64, members []context.Context) context.Context {
+	lctx, cancel := context.WithCancelCause(ctx)
+	stops := make([]func() bool, len(members))
+	for i, mctx := range members {
+		stops[i] = context.AfterFunc(mctx, func() { cancel(context.Cause(mctx)) })
+	}
+	ml.mu.Lock()
+	defer ml.mu.Unlock()
+	h := ml.holds[owner]
+	if h == nil {
+		h = &hold{}
+		ml.holds[owner] = h
+	}
+	h.count++
+	h.cancels = append(h.cancels, cancel)
+	h.stops = append(h.stops, stops...)
+	return lctx
+}
+
+// Unlock releases one hold of every member, in reverse canonical order,
+// even when some fail; it returns their errors joined (matching
+// relock.ErrNotHeld when ctx's owner held none). It uses each member's
+// Unlock, which runs even when ctx is done.
+func (ml *MultiLock) Unlock(ctx context.Context) error {
+	owner, ok := core.OwnerFrom(ctx)
+	if !ok {
+		return fmt.Errorf("multilock: unlock %q: context carries no owner: %w", ml.name, relock.ErrNotHeld)
+	}
+	err := ml.release(ctx, ml.members)
+	ml.released(owner)
+	if err != nil {
+		return fmt.Errorf("multilock: unlock %q: %w", ml.name, err)
+	}
+	return nil
+}
+
+// release unlocks members in reverse order and joins their errors.
+func (ml *MultiLock) release(ctx context.Context, members []relock.Locker) error {
+	var errs []error
+	for i := len(members) - 1; i >= 0; i-- {
+		if err := members[i].Unlock(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("member %q: %w", members[i].Name(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// released drops one hold of owner; the last cancels its contexts.
+func (ml *MultiLock) released(owner int64) {
+	ml.mu.Lock()
+	h := ml.holds[owner]
+	if h == nil {
+		ml.mu.Unlock()
+		return
+	}
+	if h.count--; h.count > 0 {
+		ml.mu.Unlock()
+		return
+	}
+	delete(ml.holds, owner)
+	ml.mu.Unlock()
+	for _, stop := range h.stops {
+		stop()
+	}
+	for _, cancel := range h.cancels {
+		cancel(nil)
+	}
+}
