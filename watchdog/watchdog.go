@@ -111,6 +111,11 @@ func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error))
 	return l, nil
 }
 
+// Client returns the client renewals go through. It honours context
+// deadlines (see deadlineClient), so callers that need a call cut off at
+// a deadline, not at the client's read timeout, may use it too.
+func (w *Watchdog) Client() redis.UniversalClient { return w.rdb }
+
 // Len reports how many leases the watchdog renews.
 func (w *Watchdog) Len() int {
 	w.mu.Lock()
@@ -243,6 +248,11 @@ func deadlineClient(rdb redis.UniversalClient) (redis.UniversalClient, func() er
 		if o := c.Options(); !o.ContextTimeoutEnabled {
 			cp := *o
 			cp.ContextTimeoutEnabled = true
+			// State the original client built for itself must not be
+			// shared: the copy makes its own push processor and needs
+			// no client-side cache.
+			cp.PushNotificationProcessor = nil
+			cp.ClientSideCache, cp.ClientSideCacheConfig = nil, nil
 			n := redis.NewClient(&cp)
 			return n, n.Close
 		}
@@ -250,6 +260,7 @@ func deadlineClient(rdb redis.UniversalClient) (redis.UniversalClient, func() er
 		if o := c.Options(); !o.ContextTimeoutEnabled {
 			cp := *o
 			cp.ContextTimeoutEnabled = true
+			cp.PushNotificationProcessor = nil
 			n := redis.NewClusterClient(&cp)
 			return n, n.Close
 		}

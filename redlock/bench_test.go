@@ -1,0 +1,136 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/redlock"
+	"github.com/relock-go/relock/scripts"
+)
+
+// BenchmarkLockUnlock measures an uncontended RedLock Lock+Unlock on the
+// five shared masters: the masters are asked at once, so it should cost
+// about two round trips, not ten.
+func BenchmarkLockUnlock(b *testing.B) {
+	rl, err := redlock.New(redistest.Key(b), clientsOn(b, shared[:], nil), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx, err := rl.Lock(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := rl.Unlock(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSequentialBaseline is the cost RedLock avoids: the same
+// acquire and release scripts sent to the five masters one after another,
+// as Redisson's RedissonRedLock does.
+func BenchmarkSequentialBaseline(b *testing.B) {
+	name := redistest.Key(b)
+	channel := "redisson_lock__channel:{" + name + "}"
+	rdbs := make([]*redis.Client, len(shared))
+	for i, s := range shared {
+		rdbs[i] = s.Client(b)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, rdb := range rdbs {
+			if err := scripts.Acquire.Run(ctx, rdb, []string{name}, 30000, "bench:1").Err(); !errors.Is(err, redis.Nil) {
+				b.Fatalf("acquire: %v", err)
+			}
+		}
+		for _, rdb := range rdbs {
+			if err := scripts.Unlock.Run(ctx, rdb, []string{name, channel}, 30000, "bench:1", "PUBLISH").Err(); err != nil {
+				b.Fatalf("unlock: %v", err)
+			}
+		}
+	}
+}
+
+// delay is a go-redis hook that adds a fixed latency to every command, a
+// stand-in for masters in other racks.
+type delay time.Duration
+
+func (d delay) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (d delay) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		time.Sleep(time.Duration(d))
+		return next(ctx, cmd)
+	}
+}
+func (d delay) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// slowClients returns clients on the shared masters whose every command
+// takes 2ms more. ContextTimeoutEnabled lets relock use them (and their
+// hook) for its timed calls.
+func slowClients(b *testing.B) ([]*relock.Client, []*redis.Client) {
+	rcs := make([]*relock.Client, len(shared))
+	rdbs := make([]*redis.Client, len(shared))
+	for i, s := range shared {
+		rdb := redis.NewClient(&redis.Options{Addr: s.Addr, ContextTimeoutEnabled: true})
+		rdb.AddHook(delay(2 * time.Millisecond))
+		b.Cleanup(func() { rdb.Close() })
+		rc, err := relock.New(rdb, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { rc.Close() })
+		rcs[i], rdbs[i] = rc, rdb
+	}
+	return rcs, rdbs
+}
+
+// BenchmarkLockUnlockLatency2ms is BenchmarkLockUnlock with 2ms added to
+// every command: about 2 x 2ms when the masters are asked at once.
+func BenchmarkLockUnlockLatency2ms(b *testing.B) {
+	rcs, _ := slowClients(b)
+	rl, err := redlock.New(redistest.Key(b), rcs, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		ctx, err := rl.Lock(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := rl.Unlock(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSequentialLatency2ms is BenchmarkSequentialBaseline with 2ms
+// added to every command: about 10 x 2ms.
+func BenchmarkSequentialLatency2ms(b *testing.B) {
+	_, rdbs := slowClients(b)
+	name := redistest.Key(b)
+	channel := "redisson_lock__channel:{" + name + "}"
+	ctx := context.Background()
+	for b.Loop() {
+		for _, rdb := range rdbs {
+			if err := scripts.Acquire.Run(ctx, rdb, []string{name}, 30000, "bench:1").Err(); !errors.Is(err, redis.Nil) {
+				b.Fatalf("acquire: %v", err)
+			}
+		}
+		for _, rdb := range rdbs {
+			if err := scripts.Unlock.Run(ctx, rdb, []string{name, channel}, 30000, "bench:1", "PUBLISH").Err(); err != nil {
+				b.Fatalf("unlock: %v", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,33 @@
+// Package redlock provides RedLock, a lock held by a majority of
+// independent Redis masters (the Redlock algorithm), each holding an
+// ordinary Redisson RLock record.
+//
+// Lock sends the acquire to every master at once, each call cut off after
+// Options.NodeTimeout, and succeeds when a quorum (N/2+1) said yes while
+// the lease still has validity left: lease - elapsed - drift, where drift
+// is lease * DriftFactor + 2ms. Otherwise it releases on every master,
+// including those that did not answer in time (their acquire may have
+// landed), waits a random delay and tries again until ctx ends or
+// TryLock's wait runs out. Unlock releases on every master.
+//
+// Without a fixed lease, each master's record is renewed by its client's
+// watchdog; the context Lock returned is cancelled with cause
+// relock.ErrLockLost as soon as fewer than a quorum of masters can still
+// be holding it (records found gone, or masters unreachable for so long
+// that their records may have expired). With a fixed lease, the context's
+// deadline is the end of the validity.
+//
+// # What RedLock does not guarantee
+//
+// RedLock assumes bounded clock drift and bounded pauses. A master whose
+// clock jumps forward expires the record early; a master restarted
+// without persistence (or with fsync lagging) forgets it, so a restart of
+// a minority is survivable only if it stays down for a lease (Redis
+// "delayed restarts"). A process paused (GC, swap, SIGSTOP) after it
+// checked its context may act after its lock expired. None of this is
+// detectable by the client: where overlapping holders would corrupt
+// data, give the storage a fencing token (reentrant.Options.Fencing) and
+// have it reject stale ones, rather than relying on RedLock's timing.
+//
+// Reentrancy follows the context as for every relock lock.
+package redlock

@@ -1,0 +1,160 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/watchdog"
+)
+
+// granted records a successful attempt and returns the lock context: it
+// ends when the masters that can still hold the lock drop below a quorum.
+func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) context.Context {
+	var lctx context.Context
+	var cancel context.CancelCauseFunc
+	if rl.fixed {
+		dctx, dcancel := context.WithDeadlineCause(ctx, a.start.Add(a.validity),
+			fmt.Errorf("%w: validity of %v ended", relock.ErrLockLost, a.validity))
+		var ccancel context.CancelCauseFunc
+		lctx, ccancel = context.WithCancelCause(dctx)
+		cancel = func(cause error) { ccancel(cause); dcancel() }
+	} else {
+		lctx, cancel = context.WithCancelCause(ctx)
+	}
+
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	h := rl.holds[owner]
+	if h == nil {
+		h = &hold{down: make(map[int]bool)}
+		rl.holds[owner] = h
+	}
+	h.count++
+	h.cancels = append(h.cancels, cancel)
+	for i, node := range rl.nodes {
+		if !a.acquired[i] {
+			if !a.had[i] {
+				h.down[i] = true
+			}
+			continue
+		}
+		delete(h.down, i)
+		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
+		nctx, err := node.Granted(ctx, key, core.Grant{
+			Sent:  a.start,
+			Lease: rl.opts.Lease,
+			Renewal: watchdog.Renewal{
+				Script: scripts.Renew,
+				Keys:   []string{rl.name},
+				Args:   []any{core.Millis(node.WatchdogTimeout), key.Field},
+			},
+		})
+		if err != nil {
+			h.down[i] = true
+			continue
+		}
+		h.stops = append(h.stops, context.AfterFunc(nctx, func() { rl.nodeEnded(owner, h, i, nctx) }))
+	}
+	rl.checkQuorumLocked(h)
+	return lctx
+}
+
+// nodeEnded counts a master whose hold context ended with a lost lease.
+func (rl *RedLock) nodeEnded(owner int64, h *hold, i int, nctx context.Context) {
+	if !errors.Is(context.Cause(nctx), relock.ErrLockLost) {
+		return
+	}
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if rl.holds[owner] != h {
+		return
+	}
+	h.down[i] = true
+	rl.checkQuorumLocked(h)
+}
+
+// checkQuorumLocked cancels h's contexts once too few masters hold it.
+func (rl *RedLock) checkQuorumLocked(h *hold) {
+	if len(rl.nodes)-len(h.down) >= rl.quorum {
+		return
+	}
+	cause := fmt.Errorf("%w: held by %d of %d masters, quorum %d", relock.ErrLockLost, len(rl.nodes)-len(h.down), len(rl.nodes), rl.quorum)
+	for _, c := range h.cancels {
+		c(cause)
+	}
+}
+
+// Unlock releases one hold of ctx's owner on every master at once, and
+// returns an error matching relock.ErrNotHeld when no master had one. It
+// runs even when ctx is done.
+func (rl *RedLock) Unlock(ctx context.Context) error {
+	owner, ok := core.OwnerFrom(ctx)
+	if !ok {
+		return fmt.Errorf("redlock: unlock %q: context carries no owner: %w", rl.name, relock.ErrNotHeld)
+	}
+	replies := make([]any, len(rl.nodes))
+	errs := make([]error, len(rl.nodes))
+	var g errgroup.Group
+	for i, node := range rl.nodes {
+		// A master that holds nothing for this owner (down when it was
+		// acquired) is asked too, but cannot fail the Unlock.
+		holding := node.Holding(core.HoldKey{Name: rl.name, Field: node.Field(owner)})
+		g.Go(func() error {
+			var err error
+			replies[i], err = rl.unlockNode(ctx, node, owner)
+			if err != nil && holding {
+				errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	released := 0
+	for i, node := range rl.nodes {
+		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
+		switch n, ok := replies[i].(int64); {
+		case !ok && replies[i] != nil:
+		case replies[i] == nil:
+			node.Lost(rl.name, key.Field)
+		default:
+			released++
+			node.Released(key, n == 0)
+		}
+	}
+	rl.released(owner)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("redlock: unlock %q: %w", rl.name, err)
+	}
+	if released == 0 {
+		return fmt.Errorf("redlock: unlock %q: %w", rl.name, relock.ErrNotHeld)
+	}
+	return nil
+}
+
+// released drops one hold of owner; the last cancels its contexts.
+func (rl *RedLock) released(owner int64) {
+	rl.mu.Lock()
+	h := rl.holds[owner]
+	if h == nil {
+		rl.mu.Unlock()
+		return
+	}
+	if h.count--; h.count > 0 {
+		rl.mu.Unlock()
+		return
+	}
+	delete(rl.holds, owner)
+	rl.mu.Unlock()
+	for _, stop := range h.stops {
+		stop()
+	}
+	for _, cancel := range h.cancels {
+		cancel(nil)
+	}
+}

@@ -1,0 +1,282 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/scripts"
+)
+
+// Defaults of Options.
+const (
+	DefaultNodeTimeout = 100 * time.Millisecond
+	DefaultDriftFactor = 0.01
+	DefaultRetryMin    = 50 * time.Millisecond
+	DefaultRetryMax    = 250 * time.Millisecond
+)
+
+// Options configure a RedLock. A nil *Options and zero fields mean the
+// defaults documented on each field.
+type Options struct {
+	// Lease is a fixed lease; zero (the default) lets each master's
+	// client watchdog renew it, with the clients' WatchdogTimeout as the
+	// lease. At least 1ms.
+	Lease time.Duration
+	// NodeTimeout cuts off each master's call. It must be far below the
+	// lease: the time spent waiting comes off the validity. Default
+	// DefaultNodeTimeout.
+	NodeTimeout time.Duration
+	// DriftFactor is the share of the lease allowed for clock drift
+	// between masters. Default DefaultDriftFactor.
+	DriftFactor float64
+	// RetryMin and RetryMax bound the random delay between attempts.
+	// Defaults DefaultRetryMin and DefaultRetryMax.
+	RetryMin, RetryMax time.Duration
+}
+
+// A RedLock is a lock held by a quorum of independent masters. It is safe
+// for concurrent use. Create one with New.
+type RedLock struct {
+	name   string
+	nodes  []*core.Client
+	quorum int
+	lease  time.Duration // fixed lease, or the shortest watchdog timeout
+	fixed  bool
+	opts   Options
+
+	mu    sync.Mutex
+	holds map[int64]*hold // by owner
+}
+
+// hold is one owner's holds of the RedLock.
+type hold struct {
+	count   int
+	down    map[int]bool // masters not holding it: never acquired, or lost
+	cancels []context.CancelCauseFunc
+	stops   []func() bool
+}
+
+var _ relock.Locker = (*RedLock)(nil)
+
+// New returns the RedLock named name over clients, each talking to an
+// independent Redis master. It fails with an error matching
+// relock.ErrInvalidArgument (or relock.ErrInvalidName) on bad input: no
+// clients, a nil or repeated one, a negative option, a NodeTimeout not
+// below the lease.
+func New(name string, clients []*relock.Client, opts *Options) (*RedLock, error) {
+	if err := core.ValidateName(name); err != nil {
+		return nil, fmt.Errorf("redlock: %w", err)
+	}
+	rl := &RedLock{name: name, holds: make(map[int64]*hold)}
+	if opts != nil {
+		rl.opts = *opts
+	}
+	if err := rl.setOptions(); err != nil {
+		return nil, err
+	}
+	if len(clients) == 0 {
+		return nil, fmt.Errorf("redlock: no clients: %w", relock.ErrInvalidArgument)
+	}
+	seen := make(map[string]bool)
+	for i, rc := range clients {
+		c := core.Of(rc)
+		if c == nil {
+			return nil, fmt.Errorf("redlock: client %d is nil: %w", i, relock.ErrInvalidArgument)
+		}
+		if seen[c.Server()] {
+			return nil, fmt.Errorf("redlock: two clients of %s: %w", c.Server(), relock.ErrInvalidArgument)
+		}
+		seen[c.Server()] = true
+		rl.nodes = append(rl.nodes, c)
+		if !rl.fixed && (rl.lease == 0 || c.WatchdogTimeout < rl.lease) {
+			rl.lease = c.WatchdogTimeout
+		}
+	}
+	rl.quorum = len(rl.nodes)/2 + 1
+	if rl.opts.NodeTimeout >= rl.lease {
+		return nil, fmt.Errorf("redlock: NodeTimeout %v not below the lease %v: %w", rl.opts.NodeTimeout, rl.lease, relock.ErrInvalidArgument)
+	}
+	return rl, nil
+}
+
+func (rl *RedLock) setOptions() error {
+	o := &rl.opts
+	if o.Lease < 0 || (o.Lease > 0 && o.Lease < time.Millisecond) || o.NodeTimeout < 0 ||
+		o.DriftFactor < 0 || o.DriftFactor >= 1 || o.RetryMin < 0 || o.RetryMax < 0 {
+		return fmt.Errorf("redlock: bad options %+v: %w", *o, relock.ErrInvalidArgument)
+	}
+	rl.lease, rl.fixed = o.Lease, o.Lease > 0
+	if o.NodeTimeout == 0 {
+		o.NodeTimeout = DefaultNodeTimeout
+	}
+	if o.DriftFactor == 0 {
+		o.DriftFactor = DefaultDriftFactor
+	}
+	if o.RetryMin == 0 {
+		o.RetryMin = DefaultRetryMin
+	}
+	if o.RetryMax == 0 {
+		o.RetryMax = max(DefaultRetryMax, o.RetryMin)
+	}
+	if o.RetryMax < o.RetryMin {
+		return fmt.Errorf("redlock: RetryMax %v below RetryMin %v: %w", o.RetryMax, o.RetryMin, relock.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// Name returns the lock's name, its key on every master.
+func (rl *RedLock) Name() string { return rl.name }
+
+// Quorum returns how many masters must hold the lock.
+func (rl *RedLock) Quorum() int { return rl.quorum }
+
+// Lock tries until a quorum of masters holds the lock for ctx's owner (a
+// new one if ctx carries none), or ctx ends (an error matching both
+// relock.ErrNotAcquired and ctx.Err()). The returned context carries the
+// owner; it is cancelled with cause relock.ErrLockLost once fewer than a
+// quorum can hold the lock, carries the validity's end as its deadline
+// with a fixed lease, and is cancelled by the Unlock that releases the
+// last hold.
+func (rl *RedLock) Lock(ctx context.Context) (context.Context, error) {
+	return rl.lock(ctx, -1)
+}
+
+// TryLock is Lock giving up after wait (0: one attempt) with an error
+// matching relock.ErrNotAcquired.
+func (rl *RedLock) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	if wait < 0 {
+		return nil, fmt.Errorf("redlock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	}
+	return rl.lock(ctx, wait)
+}
+
+func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (context.Context, error) {
+	for _, n := range rl.nodes {
+		if err := n.Check(); err != nil {
+			return nil, err
+		}
+	}
+	ctx, owner := core.EnsureOwner(ctx)
+	deadline := time.Now().Add(bound)
+	var retry *time.Timer
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("redlock: lock %q: %w: %w", rl.name, relock.ErrNotAcquired, err)
+		}
+		a := rl.attempt(ctx, owner)
+		if a.ok() {
+			return rl.granted(ctx, owner, a), nil
+		}
+		rl.undo(ctx, owner, a)
+		delay := rl.opts.RetryMin + rand.N(rl.opts.RetryMax-rl.opts.RetryMin+1)
+		if bound >= 0 && time.Until(deadline) < delay {
+			return nil, fmt.Errorf("redlock: lock %q: %w: %s", rl.name, relock.ErrNotAcquired, a)
+		}
+		if retry == nil {
+			retry = time.NewTimer(delay)
+			defer retry.Stop()
+		} else {
+			retry.Reset(delay)
+		}
+		select {
+		case <-retry.C:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// An attempt is one round of acquires on every master.
+type attempt struct {
+	start    time.Time
+	acquired []bool
+	had      []bool // the owner held the master's record before
+	errs     []error
+	validity time.Duration
+	quorum   int
+}
+
+func (a *attempt) count() int {
+	n := 0
+	for _, ok := range a.acquired {
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+func (a *attempt) ok() bool { return a.count() >= a.quorum && a.validity > 0 }
+
+func (a *attempt) String() string {
+	s := fmt.Sprintf("held by %d of %d masters (quorum %d), validity left %v", a.count(), len(a.acquired), a.quorum, a.validity)
+	if err := errors.Join(a.errs...); err != nil {
+		s += ": " + err.Error()
+	}
+	return s
+}
+
+// attempt sends the acquire to every master at once, each call on the
+// master's deadline-honouring client and cut off after NodeTimeout.
+func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
+	n := len(rl.nodes)
+	a := &attempt{start: time.Now(), acquired: make([]bool, n), had: make([]bool, n), errs: make([]error, n), quorum: rl.quorum}
+	var g errgroup.Group
+	for i, node := range rl.nodes {
+		field := node.Field(owner)
+		a.had[i] = node.Holding(core.HoldKey{Name: rl.name, Field: field})
+		g.Go(func() error {
+			nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rl.opts.NodeTimeout)
+			defer cancel()
+			reply, err := core.Eval(nctx, node.Watchdog.Client(), scripts.Acquire, []string{rl.name}, rl.leaseOf(node), field)
+			a.acquired[i] = err == nil && reply == nil
+			if err != nil {
+				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	drift := time.Duration(float64(rl.lease)*rl.opts.DriftFactor) + 2*time.Millisecond
+	a.validity = rl.lease - time.Since(a.start) - drift
+	return a
+}
+
+func (rl *RedLock) leaseOf(node *core.Client) int64 {
+	if rl.fixed {
+		return core.Millis(rl.lease)
+	}
+	return core.Millis(node.WatchdogTimeout)
+}
+
+// undo releases a failed attempt: on every master where the owner held
+// nothing before (an acquire that timed out may still have landed), and
+// where this attempt re-entered.
+func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
+	var g errgroup.Group
+	for i, node := range rl.nodes {
+		if a.had[i] && !a.acquired[i] {
+			continue
+		}
+		g.Go(func() error {
+			_, _ = rl.unlockNode(ctx, node, owner)
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner int64) (any, error) {
+	opctx, cancel := core.OpContext(ctx)
+	defer cancel()
+	return core.Eval(opctx, node.Redis, scripts.Unlock,
+		[]string{rl.name, core.Prefix("redisson_lock__channel", rl.name)},
+		rl.leaseOf(node), node.Field(owner), node.Publish)
+}
