@@ -19,6 +19,10 @@ const DefaultWatchdogTimeout = 30 * time.Second
 // MinWatchdogTimeout is the shortest WatchdogTimeout New accepts.
 const MinWatchdogTimeout = 10 * time.Millisecond
 
+// DefaultSyncTimeout is how long an acquire waits for replicas when
+// Options.SyncReplicas is set, Redisson's slavesSyncTimeout.
+const DefaultSyncTimeout = time.Second
+
 // PubSubMode selects how release messages travel.
 type PubSubMode int
 
@@ -50,6 +54,19 @@ type Options struct {
 	// Logger receives warnings about failed renewals and reconnects.
 	// Default slog.Default().
 	Logger *slog.Logger
+
+	// SyncReplicas, when positive, makes every acquire wait until that
+	// many replicas of the master have it (WAIT, sent on the same
+	// connection right after the acquire script), so that a failover to
+	// one of them keeps the lock. An acquire that fewer replicas confirm
+	// within SyncTimeout is undone and reported as an error matching
+	// ErrNotAcquired. Default 0: no waiting, and a failover may lose a
+	// lock the old master had not yet replicated.
+	SyncReplicas int
+
+	// SyncTimeout bounds the wait for replicas. Default
+	// DefaultSyncTimeout; it must be a whole number of milliseconds.
+	SyncTimeout time.Duration
 }
 
 // A Client holds what the locks built on it share: a random ID naming its
@@ -90,11 +107,35 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	switch {
+	case o.SyncReplicas < 0 || o.SyncTimeout < 0:
+		return nil, fmt.Errorf("relock: negative SyncReplicas or SyncTimeout: %w", ErrInvalidArgument)
+	case o.SyncTimeout == 0:
+		o.SyncTimeout = DefaultSyncTimeout
+	case o.SyncTimeout%time.Millisecond != 0:
+		return nil, fmt.Errorf("relock: SyncTimeout %v is not whole milliseconds: %w", o.SyncTimeout, ErrInvalidArgument)
+	}
+	if rt := readTimeout(rdb); o.SyncReplicas > 0 && rt > 0 && o.SyncTimeout >= rt {
+		return nil, fmt.Errorf("relock: SyncTimeout %v not below the client's ReadTimeout %v: %w", o.SyncTimeout, rt, ErrInvalidArgument)
+	}
 	sharded, err := shardedPubSub(rdb, o.PubSub)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{c: core.NewClient(rdb, uuid.NewString(), o.WatchdogTimeout, sharded, o.Logger)}, nil
+	c := core.NewClient(rdb, uuid.NewString(), o.WatchdogTimeout, sharded, o.Logger)
+	c.SyncReplicas, c.SyncTimeout = o.SyncReplicas, o.SyncTimeout
+	return &Client{c: c}, nil
+}
+
+// readTimeout is rdb's read timeout where it can be read, else 0.
+func readTimeout(rdb redis.UniversalClient) time.Duration {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		return c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		return c.Options().ReadTimeout
+	}
+	return 0
 }
 
 func shardedPubSub(rdb redis.UniversalClient, mode PubSubMode) (bool, error) {

@@ -17,7 +17,7 @@ func (m *Mutex) acquire(ctx context.Context, field string, queue bool) (hashlock
 	if queue {
 		join = "1"
 	}
-	reply, err := core.Eval(ctx, m.l.C.Redis, scripts.FairAcquire, m.keys,
+	reply, err := m.l.C.EvalAcquire(ctx, core.NilReply, scripts.FairAcquire, m.keys,
 		m.l.LeaseMillis(), field, m.waitMs, join)
 	if err != nil || reply == nil {
 		return hashlock.Result{Acquired: err == nil}, err

@@ -14,9 +14,9 @@ import (
 // the lock's PTTL; with fencing, {1, token} or {0, PTTL}. A reentrant
 // acquire never queues, so queue does not matter.
 func (m *Mutex) acquire(ctx context.Context, field string, _ bool) (hashlock.Result, error) {
-	rdb := m.l.C.Redis
+	c := m.l.C
 	if !m.fencing {
-		reply, err := core.Eval(ctx, rdb, scripts.Acquire, []string{m.l.Name}, m.l.LeaseMillis(), field)
+		reply, err := c.EvalAcquire(ctx, core.NilReply, scripts.Acquire, []string{m.l.Name}, m.l.LeaseMillis(), field)
 		if err != nil || reply == nil {
 			return hashlock.Result{Acquired: err == nil}, err
 		}
@@ -26,7 +26,7 @@ func (m *Mutex) acquire(ctx context.Context, field string, _ bool) (hashlock.Res
 		}
 		return hashlock.Result{Sleep: time.Duration(ttl) * time.Millisecond}, nil
 	}
-	reply, err := core.Eval(ctx, rdb, scripts.FencedAcquire, []string{m.l.Name, m.tokenKey}, m.l.LeaseMillis(), field)
+	reply, err := c.EvalAcquire(ctx, fencedAcquired, scripts.FencedAcquire, []string{m.l.Name, m.tokenKey}, m.l.LeaseMillis(), field)
 	if err != nil {
 		return hashlock.Result{}, err
 	}
@@ -49,4 +49,10 @@ func (m *Mutex) unlock(ctx context.Context, field string) (any, error) {
 
 func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {
 	return core.Eval(ctx, m.l.C.Redis, scripts.ForceUnlock, []string{m.l.Name, m.channel}, m.l.C.Publish)
+}
+
+// fencedAcquired reports whether a fenced acquire's reply is {1, token}.
+func fencedAcquired(reply any) bool {
+	pair, ok := reply.([]any)
+	return ok && len(pair) == 2 && pair[0] == int64(1)
 }

@@ -29,14 +29,14 @@ func (s *Side) readerOf(field string) string {
 }
 
 func (s *Side) acquire(ctx context.Context, field string, _ bool) (hashlock.Result, error) {
-	rdb, lease := s.l.C.Redis, s.l.LeaseMillis()
+	c, lease := s.l.C, s.l.LeaseMillis()
 	var reply any
 	var err error
 	if s.readers {
-		reply, err = core.Eval(ctx, rdb, scripts.RWReadAcquire, []string{s.l.Name, s.timeoutPrefix(field)},
+		reply, err = c.EvalAcquire(ctx, core.NilReply, scripts.RWReadAcquire, []string{s.l.Name, s.timeoutPrefix(field)},
 			lease, field, writerField(field))
 	} else {
-		reply, err = core.Eval(ctx, rdb, scripts.RWWriteAcquire, []string{s.l.Name},
+		reply, err = c.EvalAcquire(ctx, core.NilReply, scripts.RWWriteAcquire, []string{s.l.Name},
 			lease, field, s.readerOf(field))
 	}
 	if err != nil || reply == nil {

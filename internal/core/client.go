@@ -34,6 +34,8 @@ type Client struct {
 	Hub             *pubsub.Hub
 	Watchdog        *watchdog.Watchdog
 	Log             *slog.Logger
+	SyncReplicas    int           // replicas an acquire waits for; 0: none
+	SyncTimeout     time.Duration // how long it waits for them
 
 	closed atomic.Bool
 
