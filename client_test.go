@@ -30,3 +30,41 @@ func TestNewBadInput(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOptions checks relock.New's validation: it never panics, and it
+// refuses exactly the options the documentation calls invalid. The
+// client is never dialled: New does no I/O for a plain client.
+func FuzzOptions(f *testing.F) {
+	f.Add(int64(0), 0, 0, int64(0))
+	f.Add(int64(time.Second), 1, 1, int64(time.Second))
+	f.Add(int64(-1), 3, -1, int64(1500*time.Microsecond))
+	f.Add(int64(time.Millisecond), 2, 2, int64(time.Minute))
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	f.Cleanup(func() { rdb.Close() })
+	f.Fuzz(func(t *testing.T, watchdog int64, mode, replicas int, syncTimeout int64) {
+		o := &relock.Options{
+			WatchdogTimeout: time.Duration(watchdog),
+			PubSub:          relock.PubSubMode(mode),
+			SyncReplicas:    replicas,
+			SyncTimeout:     time.Duration(syncTimeout),
+		}
+		st := o.SyncTimeout
+		if st == 0 {
+			st = relock.DefaultSyncTimeout
+		}
+		valid := (o.WatchdogTimeout == 0 || o.WatchdogTimeout >= relock.MinWatchdogTimeout) &&
+			(o.PubSub == relock.PubSubAuto || o.PubSub == relock.PubSubGlobal) &&
+			replicas >= 0 && syncTimeout >= 0 && st%time.Millisecond == 0 &&
+			(replicas == 0 || st < rdb.Options().ReadTimeout)
+		rc, err := relock.New(rdb, o)
+		if valid != (err == nil) {
+			t.Fatalf("New(%+v) = %v; valid by the documented rules: %v", *o, err, valid)
+		}
+		if err != nil && !errors.Is(err, relock.ErrInvalidArgument) {
+			t.Fatalf("New(%+v) = %v, not ErrInvalidArgument", *o, err)
+		}
+		if rc != nil {
+			rc.Close()
+		}
+	})
+}
