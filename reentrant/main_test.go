@@ -67,3 +67,14 @@ func unlockT(t testing.TB, mu *reentrant.Mutex, ctx context.Context) {
 
 // channelOf is the release channel of lock name.
 func channelOf(name string) string { return "redisson_lock__channel:{" + name + "}" }
+
+// newClientOn returns a relock client on a server of the test's own.
+func newClientOn(t testing.TB, s *redistest.Server) *relock.Client {
+	t.Helper()
+	rc, err := relock.New(s.Client(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}

@@ -9,8 +9,14 @@ package wait
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/pubsub"
@@ -39,7 +45,8 @@ type Spec struct {
 // Acquire runs the loop. It returns nil once an attempt acquired; an
 // error matching core.ErrNotAcquired (and ctx.Err() when ctx ended) when
 // it gave up; core.ErrClosed when the client closed; or an attempt's
-// error.
+// error: the first attempt's whatever it is, later ones' when Redis
+// rejected the call (connection errors while waiting are retried).
 func Acquire(ctx context.Context, s Spec) (err error) {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: %w", core.ErrNotAcquired, ctx.Err())
@@ -75,10 +82,21 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 	expired := false
 	retry := time.NewTimer(0)
 	defer retry.Stop()
+	backoff := minBackoff
 	for {
 		ttl, ok, err = s.Attempt()
-		if err != nil || ok {
+		switch {
+		case ok:
+			return nil
+		case err != nil && (expired || !transient(err)):
 			return err
+		case err != nil:
+			// Redis is unreachable (a restart, a failover): keep
+			// waiting, retrying with backoff; the hub also wakes every
+			// waiter when its connection comes back.
+			ttl, backoff = backoff, min(2*backoff, maxBackoff)
+		default:
+			backoff = minBackoff
 		}
 		if expired {
 			return fmt.Errorf("%w: gave up after %v", core.ErrNotAcquired, s.Wait)
@@ -104,6 +122,21 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 			return core.ErrClosed
 		}
 	}
+}
+
+// Bounds of the retry backoff while Redis is unreachable.
+const (
+	minBackoff = 50 * time.Millisecond
+	maxBackoff = time.Second
+)
+
+// transient reports an error of the connection, not of Redis's reply: the
+// same attempt may succeed once the server is back.
+func transient(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrPoolTimeout) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // ended maps a failure to subscribe: the caller's end, or a closed hub.
