@@ -1,12 +1,8 @@
 package fair_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
@@ -16,26 +12,7 @@ import (
 // its own lock names.
 var srv *redistest.Server
 
-func TestMain(m *testing.M) {
-	if role, args, ok := redistest.ChildRole(); ok {
-		os.Exit(runChild(role, args))
-	}
-	s, err := redistest.Launch()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	srv = s
-	code := m.Run()
-	s.Stop()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { redistest.Main(m, runChild, &srv) }
 
 // newClient returns a relock client on srv with its own go-redis client,
 // as if it were a separate process; both close when t ends.

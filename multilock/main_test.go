@@ -1,11 +1,7 @@
 package multilock_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
@@ -16,25 +12,7 @@ import (
 var servers [3]*redistest.Server
 
 func TestMain(m *testing.M) {
-	for i := range servers {
-		s, err := redistest.Launch()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		servers[i] = s
-	}
-	code := m.Run()
-	for _, s := range servers {
-		s.Stop()
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	redistest.Main(m, nil, &servers[0], &servers[1], &servers[2])
 }
 
 // newClients returns one relock client per server, as one "process"

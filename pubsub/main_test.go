@@ -2,8 +2,6 @@ package pubsub_test
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/relock-go/relock/internal/redistest"
 	"github.com/relock-go/relock/pubsub"
@@ -21,23 +18,7 @@ import (
 // pause or restart their server; each test uses its own channel names.
 var srv *redistest.Server
 
-func TestMain(m *testing.M) {
-	s, err := redistest.Launch()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	srv = s
-	code := m.Run()
-	s.Stop()
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { redistest.Main(m, nil, &srv) }
 
 // wait bounds every wait for something that must happen. It is far above
 // what a loaded 2-core machine needs, so only a bug can exhaust it.

@@ -1,11 +1,7 @@
 package redlock_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
@@ -16,25 +12,7 @@ import (
 var shared [5]*redistest.Server
 
 func TestMain(m *testing.M) {
-	for i := range shared {
-		s, err := redistest.Launch()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		shared[i] = s
-	}
-	code := m.Run()
-	for _, s := range shared {
-		s.Stop()
-	}
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	redistest.Main(m, nil, &shared[0], &shared[1], &shared[2], &shared[3], &shared[4])
 }
 
 // clientsOn returns one relock client per server, as one "process" would

@@ -59,7 +59,7 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 			}
 		}
 	}()
-	ttl, ok, err := s.Attempt()
+	_, ok, err := s.Attempt()
 	if err != nil || ok {
 		return err
 	}
@@ -84,6 +84,7 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 	defer retry.Stop()
 	backoff := minBackoff
 	for {
+		var ttl time.Duration
 		ttl, ok, err = s.Attempt()
 		switch {
 		case ok:
