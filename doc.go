@@ -6,8 +6,10 @@
 // one subscription connection through which waiters are woken when a lock
 // is released (waiters never poll), and one watchdog goroutine that keeps
 // the leases of held locks alive in batched rounds. The lock types live in
-// their own packages: reentrant (Redisson's RLock and RFencedLock), with
-// more to come, all implementing Locker.
+// their own packages, all implementing Locker: reentrant (Redisson's RLock
+// and RFencedLock), fair (RFairLock), rwlock (RReadWriteLock), and the
+// combinators multilock (all or none of several Lockers) and redlock (a
+// quorum of independent masters).
 //
 // # Owners and reentrancy
 //
