@@ -18,7 +18,7 @@ func mutualExclusion(t *testing.T, e *env) {
 	bg := context.Background()
 	var wg sync.WaitGroup
 	for range clients {
-		rdb := e.srv.Client(t)
+		rdb := e.redis(t)
 		rc, err := relock.New(rdb, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +44,7 @@ func mutualExclusion(t *testing.T, e *env) {
 		})
 	}
 	wg.Wait()
-	raw := e.srv.Client(t)
+	raw := e.redis(t)
 	if n, err := raw.Get(bg, counter).Int(); err != nil || n != clients*iterations {
 		t.Fatalf("counter = %d (%v), want %d", n, err, clients*iterations)
 	}

@@ -14,7 +14,7 @@ import (
 // a panic, and writes nothing.
 func badInput(t *testing.T, e *env) {
 	rc := e.client(t, nil)
-	closed, err := relock.New(e.srv.Client(t), nil)
+	closed, err := relock.New(e.redis(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func badInput(t *testing.T, e *env) {
 			}
 		})
 	}
-	if e.srv.Client(t).Exists(context.Background(), name).Val() != 0 {
+	if e.redis(t).Exists(context.Background(), name).Val() != 0 {
 		t.Fatal("bad input wrote a lock")
 	}
 	mu := e.k.New(rc, name, 0)
@@ -66,7 +66,7 @@ func badInput(t *testing.T, e *env) {
 // closeClient: Close is idempotent, fails waiting Locks with ErrClosed,
 // and cancels held locks' contexts with cause ErrClosed.
 func closeClient(t *testing.T, e *env) {
-	rc, err := relock.New(e.srv.Client(t), nil)
+	rc, err := relock.New(e.redis(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func closeClient(t *testing.T, e *env) {
 		_, err := e.k.New(rc, name, 0).Lock(context.Background())
 		errc <- err
 	}()
-	raw := e.srv.Client(t)
+	raw := e.redis(t)
 	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return e.subscribers(t, raw, name) == 1 })
 	if err := rc.Close(); err != nil {
 		t.Fatal(err)

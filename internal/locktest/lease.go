@@ -35,7 +35,7 @@ func watchdogLossDeleted(t *testing.T, e *env) {
 	ctx := lockT(t, mu, context.Background())
 	inner := lockT(t, mu, ctx)
 	deleted := time.Now()
-	e.srv.Client(t).Del(context.Background(), mu.Name())
+	e.redis(t).Del(context.Background(), mu.Name())
 	select {
 	case <-inner.Done():
 	case <-time.After(3 * time.Second):
@@ -60,17 +60,15 @@ func watchdogLossDeleted(t *testing.T, e *env) {
 // watchdogLossUnreachable: when Redis stops answering, the holder is told
 // no later than the lease's end on the server.
 func watchdogLossUnreachable(t *testing.T, e *env) {
-	s := redistest.Start(t)
-	s.RequireReal(t)
+	e = e.isolated(t)
 	const timeout = time.Second
-	mu := e.k.New(clientOn(t, s, &relock.Options{WatchdogTimeout: timeout}), redistest.Key(t), 0)
+	mu := e.k.New(e.client(t, &relock.Options{WatchdogTimeout: timeout}), redistest.Key(t), 0)
 	ctx := lockT(t, mu, context.Background())
 	time.Sleep(500 * time.Millisecond) // let a renewal succeed
-	if err := s.Pause(); err != nil {
-		t.Fatal(err)
-	}
+	// On a cluster this pauses the lock's master only, and not for long
+	// enough (NodeTimeout) to have it failed over.
+	resume := e.pause(t, mu.Name())
 	paused := time.Now()
-	t.Cleanup(func() { _ = s.Resume() })
 	select {
 	case <-ctx.Done():
 	case <-time.After(3 * timeout):
@@ -79,6 +77,7 @@ func watchdogLossUnreachable(t *testing.T, e *env) {
 	// The last renewal that succeeded was sent before the pause, so the
 	// server keeps the lock until at most paused + timeout.
 	took := time.Since(paused)
+	resume()
 	t.Logf("loss signalled %v after Redis stopped answering (lease %v)", took, timeout)
 	if took > timeout {
 		t.Fatalf("loss signalled %v after the pause, after the lease could have ended", took)
@@ -122,8 +121,7 @@ func (p *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 func watchdogBatches(t *testing.T, e *env) {
 	// With ContextTimeoutEnabled the watchdog renews through this client
 	// (and its hook) rather than a copy of its own.
-	rdb := redis.NewClient(&redis.Options{Addr: e.srv.Addr, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { rdb.Close() })
+	rdb := e.redisWith(t, func(o *redis.UniversalOptions) { o.ContextTimeoutEnabled = true })
 	count := &pipelineCounter{}
 	rdb.AddHook(count)
 	const timeout = 1500 * time.Millisecond // a round every 500ms
@@ -147,7 +145,7 @@ func watchdogBatches(t *testing.T, e *env) {
 	if rounds < 2 || pipes > rounds+1 || cmds != 0 {
 		t.Fatalf("renewal of %d locks: %d pipelines, %d renewals, %d single calls; want one pipeline a round", len(mus), pipes, piped, cmds)
 	}
-	raw := e.srv.Client(t)
+	raw := e.redis(t)
 	for i, mu := range mus {
 		if ctxs[i].Err() != nil {
 			t.Fatalf("lock %d lost: %v", i, context.Cause(ctxs[i]))

@@ -2,13 +2,15 @@
 // pass: reentrancy through the context, unlock rules, waits and wake-ups,
 // the watchdog and fixed leases, mutual exclusion, bad input and Close.
 // A lock package runs it from its tests with a Kind describing how to
-// build its lock; checks particular to one type (its Redis layout) stay in
-// that package.
+// build its lock (Run, on one server); internal/clustertest runs it for
+// every lock type on a Redis Cluster (RunCluster). Checks particular to
+// one type (its Redis layout) stay in that package.
 package locktest
 
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,7 +51,17 @@ type Kind struct {
 // Run runs the suite against locks of kind k on srv, a server the calling
 // package started.
 func Run(t *testing.T, srv *redistest.Server, k Kind) {
-	e := &env{srv: srv, k: k}
+	run(t, &env{srv: srv, k: k})
+}
+
+// RunCluster runs the suite against locks of kind k on c, a cluster the
+// calling package started. Its relock clients take the default
+// PubSubAuto, so on Redis 7 their waiters use sharded pub/sub.
+func RunCluster(t *testing.T, c *redistest.Cluster, k Kind) {
+	run(t, &env{cluster: c, k: k})
+}
+
+func run(t *testing.T, e *env) {
 	for _, tc := range []struct {
 		name string
 		test func(*testing.T, *env)
@@ -76,27 +88,147 @@ func Run(t *testing.T, srv *redistest.Server, k Kind) {
 	}
 }
 
-// env is the suite's shared state.
+// env is the suite's shared state: the deployment it runs on, a single
+// server or a cluster (exactly one of srv and cluster is set), and the
+// lock type.
 type env struct {
-	srv *redistest.Server
-	k   Kind
+	srv     *redistest.Server
+	cluster *redistest.Cluster
+	k       Kind
+}
+
+// redis returns a go-redis client of the deployment, as if of a separate
+// process, closed when t ends.
+func (e *env) redis(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	if e.cluster != nil {
+		return e.cluster.Client(t)
+	}
+	return e.srv.Client(t)
+}
+
+// redisWith is redis with options changed by set: a *redis.Client on a
+// single server, a *redis.ClusterClient on a cluster.
+func (e *env) redisWith(t testing.TB, set func(*redis.UniversalOptions)) redis.UniversalClient {
+	t.Helper()
+	o := &redis.UniversalOptions{IsClusterMode: e.cluster != nil}
+	if e.cluster != nil {
+		o.Addrs = e.cluster.Addrs()
+	} else {
+		o.Addrs = []string{e.srv.Addr}
+	}
+	set(o)
+	rdb := redis.NewUniversalClient(o)
+	t.Cleanup(func() { rdb.Close() })
+	return rdb
 }
 
 // client returns a relock client with its own go-redis client, as if it
 // were a separate process; both close when t ends.
 func (e *env) client(t testing.TB, opts *relock.Options) *relock.Client {
 	t.Helper()
-	return clientOn(t, e.srv, opts)
-}
-
-func clientOn(t testing.TB, s *redistest.Server, opts *relock.Options) *relock.Client {
-	t.Helper()
-	rc, err := relock.New(s.Client(t), opts)
+	rc, err := relock.New(e.redis(t), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rc.Close() })
 	return rc
+}
+
+// isolated returns an env whose deployment carries only what t does, for
+// tests that count a server's commands or connections: a fresh real
+// server in single-server mode (skipping t on miniredis). A cluster is
+// shared as it is: the suite's tests run one at a time and each uses
+// names of its own, so during a test the cluster carries only its
+// traffic.
+func (e *env) isolated(t testing.TB) *env {
+	t.Helper()
+	if e.cluster != nil {
+		return e
+	}
+	s := redistest.Start(t)
+	s.RequireReal(t)
+	return &env{srv: s, k: e.k}
+}
+
+// masters returns a client of each master of the deployment (the
+// server itself on a single server), closed when t ends.
+func (e *env) masters(t testing.TB) []*redis.Client {
+	t.Helper()
+	if e.cluster == nil {
+		return []*redis.Client{e.srv.Client(t)}
+	}
+	addrs, err := e.cluster.Masters(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []*redis.Client
+	for _, a := range addrs {
+		cs = append(cs, e.cluster.Node(a).Client(t))
+	}
+	return cs
+}
+
+// servers returns a client of every running server of the deployment,
+// closed when t ends.
+func (e *env) servers(t testing.TB) []*redis.Client {
+	t.Helper()
+	if e.cluster == nil {
+		return []*redis.Client{e.srv.Client(t)}
+	}
+	var cs []*redis.Client
+	for _, s := range e.cluster.Live() {
+		cs = append(cs, s.Client(t))
+	}
+	return cs
+}
+
+// nodeFor returns the server of rdb's deployment that owns key: rdb
+// itself, or the master serving key's slot (a client that rdb closes).
+func nodeFor(t testing.TB, rdb redis.UniversalClient, key string) *redis.Client {
+	t.Helper()
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		return rdb.(*redis.Client)
+	}
+	node, err := cc.MasterForKey(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node
+}
+
+// pause freezes the server owning key (SIGSTOP): connections stay open
+// but nothing is answered. The returned resume undoes it; it also runs
+// when t ends, and a second call does nothing. On a cluster the pause
+// must stay well below redistest.NodeTimeout, or the master is failed
+// over.
+func (e *env) pause(t testing.TB, key string) (resume func()) {
+	t.Helper()
+	s := e.srv
+	if e.cluster != nil {
+		s = e.cluster.Node(nodeFor(t, e.redis(t), key).Options().Addr)
+	}
+	if err := s.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	resume = func() {
+		once.Do(func() {
+			if err := s.Resume(); err != nil {
+				t.Error(err)
+			}
+			if e.cluster != nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := e.cluster.WaitHealthy(ctx); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	t.Cleanup(resume)
+	return resume
 }
 
 func lockT(t testing.TB, mu Lock, ctx context.Context) context.Context {
@@ -136,24 +268,37 @@ func eventually(t testing.TB, limit time.Duration, what string, cond func() bool
 	}
 }
 
+// channel is the release channel of lock name (Kind.Channel), or the
+// prefix of its waiters' channels.
+func (e *env) channel(name string) string {
+	if e.k.Channel != nil {
+		return e.k.Channel(name)
+	}
+	return "redisson_lock__channel:{" + name + "}"
+}
+
 // subscribers counts the subscriptions on the release channels of lock
 // name: Kind.Channel and the per-waiter channels a fair lock derives from
-// it.
-func (e *env) subscribers(t testing.TB, rdb *redis.Client, name string) int64 {
+// it. On a cluster they are sharded channels, on the master serving the
+// name's slot.
+func (e *env) subscribers(t testing.TB, rdb redis.UniversalClient, name string) int64 {
 	t.Helper()
 	ctx := context.Background()
-	prefix := "redisson_lock__channel:{" + name + "}"
-	if e.k.Channel != nil {
-		prefix = e.k.Channel(name)
+	prefix := e.channel(name)
+	node := nodeFor(t, rdb, prefix)
+	_, sharded := rdb.(*redis.ClusterClient)
+	list, numsub := node.PubSubChannels, node.PubSubNumSub
+	if sharded {
+		list, numsub = node.PubSubShardChannels, node.PubSubShardNumSub
 	}
-	chans, err := rdb.PubSubChannels(ctx, globEscape(prefix)+"*").Result()
+	chans, err := list(ctx, globEscape(prefix)+"*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(chans) == 0 {
 		return 0
 	}
-	counts, err := rdb.PubSubNumSub(ctx, chans...).Result()
+	counts, err := numsub(ctx, chans...).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +317,7 @@ func globEscape(s string) string {
 // with one hold, and that nothing else is left in Redis for the lock.
 func (e *env) assertOnlyHolder(t testing.TB, mu Lock, hctx context.Context) {
 	t.Helper()
-	raw := e.srv.Client(t)
+	raw := e.redis(t)
 	fields := raw.HGetAll(context.Background(), mu.Name()).Val()
 	delete(fields, "mode") // a read/write lock's mode field
 	if n := holdCount(t, mu, hctx); n != 1 || len(fields) != 1 {
@@ -188,7 +333,7 @@ func (e *env) assertNoResidue(t testing.TB, name string) {
 	if e.k.Residue == nil {
 		return
 	}
-	raw := e.srv.Client(t)
+	raw := e.redis(t)
 	for _, key := range e.k.Residue(name) {
 		if raw.Exists(context.Background(), key).Val() != 0 {
 			t.Fatalf("%s left behind", key)

@@ -62,7 +62,7 @@ func unlockByNonOwner(t *testing.T, e *env) {
 	mu := e.k.New(e.client(t, nil), name, 0)
 	ctx := lockT(t, mu, bg)
 	defer unlockT(t, mu, ctx)
-	raw := e.srv.Client(t)
+	raw := e.redis(t)
 	before := raw.HGetAll(bg, name).Val()
 
 	other := e.k.New(e.client(t, nil), name, 0)
@@ -99,7 +99,7 @@ func unlockByNonOwner(t *testing.T, e *env) {
 // unlockCancelledContext: Unlock works with a cancelled context and with
 // one past its deadline.
 func unlockCancelledContext(t *testing.T, e *env) {
-	raw := e.srv.Client(t)
+	raw := e.redis(t)
 	name := redistest.Key(t)
 	mu := e.k.New(e.client(t, nil), name, 0)
 	parent, cancel := context.WithCancel(context.Background())

@@ -42,7 +42,7 @@ func tryLock(t *testing.T, e *env) {
 	hctx := lockT(t, holder, bg)
 	defer unlockT(t, holder, hctx)
 
-	rdb := e.srv.Client(t)
+	rdb := e.redis(t)
 	calls := &scriptCalls{}
 	rdb.AddHook(calls)
 	rc, err := relock.New(rdb, nil)
@@ -71,7 +71,7 @@ func tryLock(t *testing.T, e *env) {
 		t.Fatalf("TryLock(300ms) gave up after %v", took)
 	}
 	e.assertOnlyHolder(t, holder, hctx)
-	if n := e.subscribers(t, e.srv.Client(t), holder.Name()); n != 0 {
+	if n := e.subscribers(t, e.redis(t), holder.Name()); n != 0 {
 		t.Fatalf("%d subscribers left on the lock's channels", n)
 	}
 
@@ -90,7 +90,7 @@ func lockCancelledMidWait(t *testing.T, e *env) {
 	holder := e.k.New(e.client(t, nil), name, 0)
 	hctx := lockT(t, holder, context.Background())
 	defer unlockT(t, holder, hctx)
-	raw := e.srv.Client(t)
+	raw := e.redis(t)
 
 	mu := e.k.New(e.client(t, nil), name, 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -113,8 +113,19 @@ func lockCancelledMidWait(t *testing.T, e *env) {
 	}
 }
 
-// commandCalls sums INFO commandstats calls except INFO's own.
-func commandCalls(t *testing.T, rdb *redis.Client) int64 {
+// commandCalls sums INFO commandstats calls on servers except INFO's own
+// and REPLCONF's (a cluster's replicas acknowledge their masters every
+// second).
+func commandCalls(t *testing.T, servers []*redis.Client) int64 {
+	t.Helper()
+	var total int64
+	for _, rdb := range servers {
+		total += serverCommandCalls(t, rdb)
+	}
+	return total
+}
+
+func serverCommandCalls(t *testing.T, rdb *redis.Client) int64 {
 	t.Helper()
 	info, err := rdb.Info(context.Background(), "commandstats").Result()
 	if err != nil {
@@ -123,7 +134,7 @@ func commandCalls(t *testing.T, rdb *redis.Client) int64 {
 	var total int64
 	for _, line := range strings.Split(info, "\n") {
 		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" {
+		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" || name == "cmdstat_replconf" {
 			continue
 		}
 		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
@@ -134,14 +145,14 @@ func commandCalls(t *testing.T, rdb *redis.Client) int64 {
 }
 
 // wakeUpNotPolling: a waiter is woken by the release message, not by its
-// TTL, and sends no command while it waits.
+// TTL, and sends no command while it waits (to any master of a cluster).
 func wakeUpNotPolling(t *testing.T, e *env) {
-	s := redistest.Start(t)
-	s.RequireReal(t)
-	raw := s.Client(t)
+	e = e.isolated(t)
+	raw := e.redis(t)
+	masters := e.masters(t)
 	name := redistest.Key(t)
-	holder := e.k.New(clientOn(t, s, nil), name, 0)
-	waiter := e.k.New(clientOn(t, s, nil), name, 0)
+	holder := e.k.New(e.client(t, nil), name, 0)
+	waiter := e.k.New(e.client(t, nil), name, 0)
 	hctx := lockT(t, holder, context.Background())
 
 	acquired := make(chan time.Time, 1)
@@ -156,9 +167,9 @@ func wakeUpNotPolling(t *testing.T, e *env) {
 	}()
 	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return e.subscribers(t, raw, name) == 1 })
 	time.Sleep(50 * time.Millisecond) // let the waiter's retry after subscribing land
-	before := commandCalls(t, raw)
+	before := commandCalls(t, masters)
 	time.Sleep(200 * time.Millisecond)
-	if d := commandCalls(t, raw) - before; d != 0 {
+	if d := commandCalls(t, masters) - before; d != 0 {
 		t.Fatalf("%d commands reached Redis while the waiter waited", d)
 	}
 	released := time.Now()
@@ -173,14 +184,14 @@ func wakeUpNotPolling(t *testing.T, e *env) {
 }
 
 // oneSubscriptionConnection: however many goroutines wait, a client has
-// one subscription connection, and no channel is left subscribed after
-// 1000 contended lock/unlock cycles.
+// one subscription connection (on a cluster, one per master serving a
+// waited-on channel, none elsewhere), and no channel is left subscribed
+// after 1000 contended lock/unlock cycles.
 func oneSubscriptionConnection(t *testing.T, e *env) {
-	s := redistest.Start(t)
-	s.RequireReal(t)
-	raw := s.Client(t)
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr, ClientName: "relock-onesub"})
-	t.Cleanup(func() { rdb.Close() })
+	e = e.isolated(t)
+	raw := e.redis(t)
+	connName := "relock-onesub-" + strconv.FormatInt(connNames.Add(1), 10)
+	rdb := e.redisWith(t, func(o *redis.UniversalOptions) { o.ClientName = connName })
 	rc, err := relock.New(rdb, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +200,7 @@ func oneSubscriptionConnection(t *testing.T, e *env) {
 
 	names := []string{redistest.Key(t), redistest.Key(t), redistest.Key(t)}
 	holders := make([]context.Context, len(names))
-	other := clientOn(t, s, nil)
+	other := e.client(t, nil)
 	for i, n := range names {
 		holders[i] = lockT(t, e.k.New(other, n, 0), context.Background())
 	}
@@ -212,8 +223,18 @@ func oneSubscriptionConnection(t *testing.T, e *env) {
 		// A shared channel counts its one subscription once.
 		return n >= int64(len(names))
 	})
-	if n := subscriptionConns(t, raw, "relock-onesub"); n != 1 {
-		t.Fatalf("%d subscription connections for %d waiters, want 1", n, waiters)
+	owners := map[string]bool{}
+	for _, n := range names {
+		owners[nodeFor(t, raw, e.channel(n)).Options().Addr] = true
+	}
+	for _, srv := range e.servers(t) {
+		want := 0
+		if owners[srv.Options().Addr] {
+			want = 1
+		}
+		if n := subscriptionConns(t, srv, connName); n != want {
+			t.Fatalf("%s: %d subscription connections for %d waiters, want %d", srv.Options().Addr, n, waiters, want)
+		}
 	}
 	cancel()
 	wg.Wait()
@@ -221,7 +242,7 @@ func oneSubscriptionConnection(t *testing.T, e *env) {
 		unlockT(t, e.k.New(other, n, 0), holders[i])
 	}
 
-	clients := []*relock.Client{rc, other, clientOn(t, s, nil), clientOn(t, s, nil)}
+	clients := []*relock.Client{rc, other, e.client(t, nil), e.client(t, nil)}
 	var cycles atomic.Int64
 	for w := range 8 {
 		wg.Go(func() {
@@ -240,12 +261,27 @@ func oneSubscriptionConnection(t *testing.T, e *env) {
 		})
 	}
 	wg.Wait()
-	eventually(t, 5*time.Second, "no channel subscribed", func() bool {
-		return len(raw.PubSubChannels(context.Background(), "*").Val()) == 0
-	})
+	eventually(t, 5*time.Second, "no channel subscribed", func() bool { return e.channels(t) == 0 })
 	for _, n := range names {
 		e.assertNoResidue(t, n)
 	}
+}
+
+var connNames atomic.Int64
+
+// channels counts the channels subscribed on every server of the
+// deployment, sharded ones too on a cluster.
+func (e *env) channels(t testing.TB) int {
+	t.Helper()
+	ctx := context.Background()
+	n := 0
+	for _, srv := range e.servers(t) {
+		n += len(srv.PubSubChannels(ctx, "*").Val())
+		if e.cluster != nil {
+			n += len(srv.PubSubShardChannels(ctx, "*").Val())
+		}
+	}
+	return n
 }
 
 // subscriptionConns counts the connections named name in subscribed mode.
@@ -261,8 +297,13 @@ func subscriptionConns(t *testing.T, rdb *redis.Client, name string) int {
 			continue
 		}
 		for _, f := range strings.Fields(line) {
-			if v, ok := strings.CutPrefix(f, "sub="); ok && v != "0" {
+			v, ok := strings.CutPrefix(f, "sub=")
+			if !ok {
+				v, ok = strings.CutPrefix(f, "ssub=")
+			}
+			if ok && v != "0" {
 				n++
+				break
 			}
 		}
 	}

@@ -3,6 +3,11 @@
 // in-process miniredis otherwise. With RELOCK_REQUIRE_REDIS=1 (set by CI) a
 // missing redis-server fails the test instead of falling back.
 //
+// StartCluster and StartSentinel start the deployments of several
+// processes that cluster and failover tests need (cluster.go,
+// sentinel.go); they need the real binaries and skip, or fail under
+// RELOCK_REQUIRE_REDIS=1, without them.
+//
 // Tests never touch a server they did not start: every server here listens
 // on 127.0.0.1 only, on a port chosen at start, with persistence off.
 package redistest
@@ -39,6 +44,7 @@ type Server struct {
 	cmd  *exec.Cmd
 	args []string
 	dir  string
+	conf string // a sentinel's config file: the process runs in sentinel mode
 
 	// miniredis only: its keys expire as real time passes.
 	stopClock, clockDone chan struct{}
@@ -129,7 +135,13 @@ func freePort() (int, error) {
 
 func (s *Server) exec(bin string) error {
 	_, port, _ := net.SplitHostPort(s.Addr)
-	args := append([]string{
+	var args []string
+	if s.conf != "" {
+		// Sentinel mode reads (and rewrites) its configuration file,
+		// which must come first.
+		args = []string{s.conf, "--sentinel"}
+	}
+	args = append(args,
 		"--port", port,
 		"--bind", "127.0.0.1",
 		"--save", "",
@@ -137,7 +149,8 @@ func (s *Server) exec(bin string) error {
 		"--dir", s.dir,
 		"--daemonize", "no",
 		"--loglevel", "warning",
-	}, s.args...)
+	)
+	args = append(args, s.args...)
 	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var out strings.Builder

@@ -1,0 +1,181 @@
+package clustertest_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/reentrant"
+)
+
+// TestSentinel runs locks through failover clients (redis.NewFailoverClient)
+// on a master with two replicas watched by three sentinels: a lock, a
+// wait and a wake-up work, the failover window is recorded, and the same
+// clients work again with the promoted master.
+func TestSentinel(t *testing.T) {
+	s := redistest.StartSentinel(t)
+	holder := newClient(t, s.Client(t), nil)
+	waiter := newClient(t, s.Client(t), nil)
+
+	t.Run("LockWaitWake", func(t *testing.T) { lockWaitWake(t, s, holder, waiter) })
+	t.Run("FailoverWindow", func(t *testing.T) {
+		w := failoverWindow(t, s, nil)
+		// Without replica sync nothing more is guaranteed: the lock may
+		// or may not have reached a replica before the master died.
+		t.Logf("without SyncReplicas: lock survived the failover: %v; holder told of a loss: %v", w.survived, w.holderLost)
+	})
+	// The clients' connections, subscription hub included, follow the
+	// master the sentinels promoted.
+	t.Run("LockWaitWakeAfterFailover", func(t *testing.T) { lockWaitWake(t, s, holder, waiter) })
+}
+
+// lockWaitWake takes a lock on holder, has waiter wait for it (subscribed
+// on the master: failover clients use global pub/sub), releases it, and
+// checks that the waiter is woken at once and the lock ends up deleted.
+func lockWaitWake(t *testing.T, s *redistest.Sentinel, holder, waiter *relock.Client) {
+	ctx := context.Background()
+	master, err := s.MasterAddr(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := s.Node(master).Client(t)
+	name := redistest.Key(t)
+	channel := "redisson_lock__channel:{" + name + "}"
+
+	hmu := reentrant.New(holder, name, nil)
+	hctx, err := hmu.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fields := node.HGetAll(ctx, name).Val(); len(fields) != 1 {
+		t.Fatalf("lock on the master %s: %v, want one holder field", master, fields)
+	}
+	acquired, _ := waiting(t, reentrant.New(waiter, name, nil))
+	eventually(t, wait, "waiter subscribed on the master", func() bool {
+		return node.PubSubNumSub(ctx, channel).Val()[channel] == 1
+	})
+	time.Sleep(50 * time.Millisecond) // let the waiter's retry after subscribing land
+	released := time.Now()
+	if err := hmu.Unlock(hctx); err != nil {
+		t.Fatal(err)
+	}
+	handoff(t, acquired, released)
+	eventually(t, wait, "lock deleted after the waiter's unlock", func() bool { return node.Exists(ctx, name).Val() == 0 })
+}
+
+// A window is what a failover did to a lock taken just before it.
+type window struct {
+	old, promoted string
+	// survived: the promoted master had the lock.
+	survived bool
+	// holderLost: the holder's context was cancelled with ErrLockLost.
+	holderLost bool
+}
+
+// failoverWindow takes a lock through a failover client with opts (nil:
+// defaults, so no replica sync), kills the master with SIGKILL the moment
+// Lock returns, waits for the sentinels to promote a replica, and reports
+// whether the lock survived there. Replication is asynchronous, so
+// without replica sync the lock may be lost; failoverWindow asserts only
+// what holds either way: a replica is promoted; the lock there is either
+// absent or exactly the holder's one hold with a lease no longer than
+// the watchdog's; and the holder's view agrees, within one renewal round,
+// with what the promoted master has: a surviving lock stays held and
+// unlocks normally, a lost one cancels the holder's context with
+// ErrLockLost and is free for others.
+//
+// Once relock.Options has SyncReplicas, a test of it calls failoverWindow
+// with SyncReplicas set (and a SyncTimeout) and asserts survived.
+func failoverWindow(t *testing.T, s *redistest.Sentinel, opts *relock.Options) window {
+	t.Helper()
+	ctx := context.Background()
+	var o relock.Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.WatchdogTimeout == 0 {
+		// Long enough for the failover (about DownAfter plus the
+		// election) not to end the lease, short enough for a loss to be
+		// found within a few seconds of the promotion.
+		o.WatchdogTimeout = 15 * time.Second
+	}
+	rc := newClient(t, s.Client(t), &o)
+	name := redistest.Key(t)
+	mu := reentrant.New(rc, name, nil)
+	hctx, err := mu.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := window{}
+	if w.old, err = s.KillMaster(ctx); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if w.promoted, err = s.WaitPromotion(pctx, w.old); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("master %s killed; %s promoted %v later", w.old, w.promoted, time.Since(killed))
+
+	node := s.Node(w.promoted).Client(t)
+	fields := node.HGetAll(ctx, name).Val()
+	w.survived = len(fields) > 0
+	if w.survived {
+		ttl := node.PTTL(ctx, name).Val()
+		if len(fields) != 1 || ttl <= 0 || ttl > o.WatchdogTimeout {
+			t.Fatalf("lock on the promoted master: %v with TTL %v, want one hold with a lease within %v", fields, ttl, o.WatchdogTimeout)
+		}
+		for f, v := range fields {
+			if !strings.HasPrefix(f, rc.ID()+":") || v != "1" {
+				t.Fatalf("lock on the promoted master: %v, want the holder's one hold", fields)
+			}
+		}
+	}
+
+	// Within a renewal round (a third of the lease) and some slack, the
+	// holder's view agrees with the promoted master.
+	settle := o.WatchdogTimeout/3 + 5*time.Second
+	if w.survived {
+		// A renewal reaches the promoted master: the lease grows back.
+		ttl := node.PTTL(ctx, name).Val()
+		eventually(t, settle, "holder's renewal on the promoted master", func() bool {
+			return node.PTTL(ctx, name).Val() > ttl || hctx.Err() != nil
+		})
+		if hctx.Err() != nil {
+			t.Fatalf("lock survived on %s, but the holder was told %v", w.promoted, context.Cause(hctx))
+		}
+		if err := mu.Unlock(hctx); err != nil {
+			t.Fatalf("Unlock of the surviving lock: %v", err)
+		}
+		if node.Exists(ctx, name).Val() != 0 {
+			t.Fatal("surviving lock not deleted by Unlock")
+		}
+		return w
+	}
+	select {
+	case <-hctx.Done():
+	case <-time.After(settle):
+		t.Fatalf("lock lost on %s, but the holder was not told within %v", w.promoted, settle)
+	}
+	w.holderLost = errors.Is(context.Cause(hctx), relock.ErrLockLost)
+	if !w.holderLost {
+		t.Fatalf("holder's cause %v, want ErrLockLost", context.Cause(hctx))
+	}
+	if err := mu.Unlock(hctx); !errors.Is(err, relock.ErrNotHeld) {
+		t.Fatalf("Unlock of the lost lock = %v, want ErrNotHeld", err)
+	}
+	other := reentrant.New(newClient(t, s.Client(t), nil), name, nil)
+	octx, err := other.TryLock(ctx, 0)
+	if err != nil {
+		t.Fatalf("lost lock not free for others: %v", err)
+	}
+	if err := other.Unlock(octx); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}

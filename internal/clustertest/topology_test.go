@@ -1,0 +1,325 @@
+package clustertest_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/reentrant"
+)
+
+// knownBug skips t unless RELOCK_KNOWN_BUGS=1: t demonstrates a library
+// bug not fixed yet, and fails until it is. The fix removes the call.
+func knownBug(t *testing.T, bug string) {
+	t.Helper()
+	if os.Getenv("RELOCK_KNOWN_BUGS") != "1" {
+		t.Skipf("known bug: %s (RELOCK_KNOWN_BUGS=1 runs the test)", bug)
+	}
+}
+
+// within polls cond every 10ms for up to limit and reports whether it
+// held.
+func within(limit time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// waiting starts a waiter for name on rc and returns a channel that
+// delivers when it acquired (then it unlocks at once) and a stop that
+// cancels it and waits for it.
+func waiting(t *testing.T, mu *reentrant.Mutex) (acquired <-chan time.Time, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan time.Time, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lctx, err := mu.Lock(ctx)
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("waiter: %v", err)
+			}
+			return
+		}
+		got <- time.Now()
+		if err := mu.Unlock(lctx); err != nil {
+			t.Errorf("waiter's unlock: %v", err)
+		}
+	}()
+	stop = func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return got, stop
+}
+
+// handoff fails t unless acquired delivers within 2s of released.
+func handoff(t *testing.T, acquired <-chan time.Time, released time.Time) {
+	t.Helper()
+	select {
+	case got := <-acquired:
+		t.Logf("waiter acquired %v after the release", got.Sub(released))
+	case <-time.After(2 * time.Second):
+		t.Fatalf("waiter not woken within 2s of the release (it sleeps until the 30s lease would end)")
+	}
+}
+
+func shardSubs(node *redis.Client, channel string) int64 {
+	return node.PubSubShardNumSub(context.Background(), channel).Val()[channel]
+}
+
+// TestWakeUpAfterSlotMigration: when the slot of a lock moves to another
+// master while a client waits for it, the server drops the waiter's
+// sharded subscription (it pushes an "sunsubscribe"); the client must
+// subscribe again on the new owner, or the release is never heard.
+func TestWakeUpAfterSlotMigration(t *testing.T) {
+	c := needCluster(t)
+	knownBug(t, "pub/sub hub ignores the server's sunsubscribe on slot migration")
+	ctx := context.Background()
+	rdb := c.Client(t)
+	name := redistest.Key(t)
+	channel := "redisson_lock__channel:{" + name + "}"
+	slot := int(slotOf(t, rdb, name))
+	from := masterOf(t, rdb, name)
+	masters, err := c.Masters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := masters[0]
+	if to == from {
+		to = masters[1]
+	}
+
+	holder := reentrant.New(newClient(t, c.Client(t), nil), name, nil)
+	hctx, err := holder.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acquired, _ := waiting(t, reentrant.New(newClient(t, c.Client(t), nil), name, nil))
+	eventually(t, wait, "waiter subscribed on "+from, func() bool { return shardSubs(c.Node(from).Client(t), channel) == 1 })
+
+	if err := c.MoveSlot(ctx, slot, to); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.MoveSlot(context.Background(), slot, from); err != nil {
+			t.Error(err)
+		}
+		healthy(t, c)
+	})
+	t.Logf("slot %d of %s moved from %s to %s", slot, name, from, to)
+	if !within(5*time.Second, func() bool { return shardSubs(c.Node(to).Client(t), channel) == 1 }) {
+		t.Errorf("waiter not subscribed on the slot's new master %s", to)
+	}
+	released := time.Now()
+	if err := holder.Unlock(hctx); err != nil {
+		t.Fatal(err)
+	}
+	handoff(t, acquired, released)
+}
+
+// TestWakeUpAfterFailover: a master that stops answering (paused, so its
+// connections stay open) is failed over while a client waits for a lock
+// in its slots. The release then happens on the promoted replica; the
+// waiter must be subscribed there to hear it.
+func TestWakeUpAfterFailover(t *testing.T) {
+	c := needCluster(t)
+	knownBug(t, "pub/sub hub keeps a sharded subscription on the node it first resolved, across failovers")
+	ctx := context.Background()
+	rdb := c.Client(t)
+	name := redistest.Key(t)
+	channel := "redisson_lock__channel:{" + name + "}"
+	old := masterOf(t, rdb, name)
+
+	holder := reentrant.New(newClient(t, c.Client(t), nil), name, nil)
+	if _, err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	replicas, err := c.Replicas(ctx, old)
+	if err != nil || len(replicas) != 1 {
+		t.Fatalf("replicas of %s: %v (%v)", old, replicas, err)
+	}
+	// Let the lock reach the replica, so that it survives the failover.
+	conn := c.Node(replicas[0]).Client(t).Conn()
+	defer conn.Close()
+	if err := conn.ReadOnly(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, "lock replicated", func() bool { return conn.Exists(ctx, name).Val() == 1 })
+
+	acquired, _ := waiting(t, reentrant.New(newClient(t, c.Client(t), nil), name, nil))
+	eventually(t, wait, "waiter subscribed on "+old, func() bool { return shardSubs(c.Node(old).Client(t), channel) == 1 })
+
+	node := c.Node(old)
+	if err := node.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	t.Cleanup(func() {
+		if err := node.Resume(); err != nil {
+			t.Error(err)
+		}
+		healthy(t, c)
+	})
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.WaitFailover(fctx, old); err != nil {
+		t.Fatal(err)
+	}
+	promoted := masterOf(t, c.Client(t), name)
+	t.Logf("%s failed over to %s %v after the pause", old, promoted, time.Since(paused))
+	if !within(5*time.Second, func() bool { return shardSubs(c.Node(promoted).Client(t), channel) == 1 }) {
+		t.Errorf("waiter not subscribed on the promoted master %s", promoted)
+	}
+	// A fresh client releases the lock on the promoted master (the
+	// holder's own client still routes to the paused one for a while).
+	released := time.Now()
+	ok, err := reentrant.New(newClient(t, c.Client(t), nil), name, nil).ForceUnlock(ctx)
+	if err != nil || !ok {
+		t.Fatalf("ForceUnlock on the promoted master = %v, %v; want true (the lock was replicated)", ok, err)
+	}
+	handoff(t, acquired, released)
+}
+
+// TestHoldAcrossMasterKill: a master is killed (SIGKILL) while clients
+// hold locks in its slots, the locks having reached its replica. The
+// replica takes over, the holder's watchdog renews the lock there (its
+// pipelines follow the new topology) and the holder never hears of a
+// loss; a lock on another master is untouched; and after the failover a
+// new waiter is subscribed on the promoted master and woken by the
+// release, even on a client whose hub had a connection to the dead one.
+func TestHoldAcrossMasterKill(t *testing.T) {
+	c := needCluster(t)
+	ctx := context.Background()
+	rdb := c.Client(t)
+	masters, err := c.Masters(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, other := masters[0], masters[1]
+	base := redistest.Key(t)
+	name := namesOnEachMaster(t, c, rdb, base)[old]
+	control := namesOnEachMaster(t, c, rdb, base)[other]
+	warm := namesOnEachMaster(t, c, rdb, base+":warm")[old]
+	stale := namesOnEachMaster(t, c, rdb, base+":stale")[old]
+	channel := "redisson_lock__channel:{" + name + "}"
+
+	// Each client's go-redis client is kept, to make it learn the new
+	// topology (see below).
+	opts := &relock.Options{WatchdogTimeout: 15 * time.Second}
+	hrdb, wrdb := c.Client(t), c.Client(t)
+	holderRC, waiterRC := newClient(t, hrdb, opts), newClient(t, wrdb, nil)
+	staleRC := newClient(t, c.Client(t), opts)
+	mu, cmu, smu := reentrant.New(holderRC, name, nil), reentrant.New(holderRC, control, nil), reentrant.New(staleRC, stale, nil)
+	hctx, err := mu.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, err := cmu.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, err := smu.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The waiter's hub gets a connection to the master about to die.
+	wmu := reentrant.New(waiterRC, warm, nil)
+	wctx, err := wmu.Lock(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acquired, _ := waiting(t, reentrant.New(newClient(t, c.Client(t), nil), warm, nil))
+	eventually(t, wait, "warm-up waiter subscribed", func() bool {
+		return shardSubs(c.Node(old).Client(t), "redisson_lock__channel:{"+warm+"}") == 1
+	})
+	if err := wmu.Unlock(wctx); err != nil {
+		t.Fatal(err)
+	}
+	<-acquired
+
+	replicas, err := c.Replicas(ctx, old)
+	if err != nil || len(replicas) != 1 {
+		t.Fatalf("replicas of %s: %v (%v)", old, replicas, err)
+	}
+	conn := c.Node(replicas[0]).Client(t).Conn()
+	defer conn.Close()
+	if err := conn.ReadOnly(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, "locks replicated", func() bool {
+		return conn.Exists(ctx, name).Val()+conn.Exists(ctx, stale).Val() == 2
+	})
+
+	if err := c.Kill(old); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	t.Cleanup(func() {
+		if err := c.Restart(old); err != nil {
+			t.Error(err)
+		}
+		healthy(t, c)
+	})
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.WaitFailover(fctx, old); err != nil {
+		t.Fatal(err)
+	}
+	promoted := replicas[0]
+	t.Logf("%s killed; %s took over %v later", old, promoted, time.Since(killed))
+	node := c.Node(promoted).Client(t)
+
+	t.Run("UnlockBeforeTopologyReload", func(t *testing.T) {
+		knownBug(t, "after a failover, calls fail with the dead master's dial error until go-redis reloads its topology")
+		// The cluster is healthy again: an Unlock now must work.
+		if err := smu.Unlock(sctx); err != nil {
+			t.Errorf("Unlock on a healthy cluster, %v after the kill: %v", time.Since(killed), err)
+		}
+	})
+
+	ttl := node.PTTL(ctx, name).Val()
+	if ttl <= 0 {
+		t.Fatalf("lock missing on the promoted master (PTTL %v) although it was replicated", ttl)
+	}
+	eventually(t, 15*time.Second, "holder's renewal on the promoted master", func() bool {
+		return node.PTTL(ctx, name).Val() > ttl || hctx.Err() != nil
+	})
+	if hctx.Err() != nil || cctx.Err() != nil {
+		t.Fatalf("holder told of a loss: %v, %v", context.Cause(hctx), context.Cause(cctx))
+	}
+	if err := cmu.Unlock(cctx); err != nil {
+		t.Fatalf("lock on the surviving master %s: %v", other, err)
+	}
+
+	// go-redis (v9.23) retries a dead master on dial errors without
+	// reloading its topology, which it otherwise does only on MOVED or
+	// once its state is ClusterStateReloadInterval (60s) old: until then
+	// the clients' calls for the promoted master's slots fail with
+	// "connection refused" (UnlockBeforeTopologyReload). Make them
+	// learn it.
+	for _, c := range []*redis.ClusterClient{hrdb, wrdb} {
+		eventually(t, wait, "client routes to "+promoted, func() bool {
+			c.ReloadState(ctx)
+			return masterOf(t, c, name) == promoted
+		})
+	}
+	acquired, _ = waiting(t, reentrant.New(waiterRC, name, nil))
+	eventually(t, wait, "waiter subscribed on "+promoted, func() bool { return shardSubs(node, channel) == 1 })
+	time.Sleep(50 * time.Millisecond) // let the waiter's retry after subscribing land
+	released := time.Now()
+	if err := mu.Unlock(hctx); err != nil {
+		t.Fatal(err)
+	}
+	handoff(t, acquired, released)
+}
