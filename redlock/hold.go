@@ -119,6 +119,8 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	for i, node := range rl.nodes {
 		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
 		switch n, ok := replies[i].(int64); {
+		case errs[i] != nil:
+			node.UnlockFailed(key, errs[i])
 		case !ok && replies[i] != nil:
 		case replies[i] == nil:
 			node.Lost(rl.name, key.Field)

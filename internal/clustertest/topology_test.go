@@ -281,7 +281,6 @@ func TestHoldAcrossMasterKill(t *testing.T) {
 	node := c.Node(promoted).Client(t)
 
 	t.Run("UnlockBeforeTopologyReload", func(t *testing.T) {
-		knownBug(t, "after a failover, calls fail with the dead master's dial error until go-redis reloads its topology")
 		// The cluster is healthy again: an Unlock now must work.
 		if err := smu.Unlock(sctx); err != nil {
 			t.Errorf("Unlock on a healthy cluster, %v after the kill: %v", time.Since(killed), err)

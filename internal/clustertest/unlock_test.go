@@ -46,7 +46,6 @@ func (f *failScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // or not, and lets the lease run out.
 func TestFailedUnlockStopsRenewal(t *testing.T) {
 	c := needCluster(t)
-	knownBug(t, "a failed Unlock leaves the watchdog renewing the lock")
 	ctx := context.Background()
 	rdb := c.Client(t)
 	fail := &failScript{sha: scripts.Unlock.Hash()}

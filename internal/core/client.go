@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,14 +128,40 @@ func OpContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
 }
 
-// Eval runs script and maps a nil reply to (nil, nil). It is the one place
-// where redis.Nil is interpreted.
+// Eval runs script and maps a nil reply to (nil, nil).
+//
+// On a cluster, a call that could not even connect (the slot's master is
+// dead and go-redis has not yet learnt of its replacement, which it
+// otherwise does only every minute) reloads the cluster's layout and is
+// sent again, with backoff, until ctx ends. A dial error means the script
+// never ran, so sending it again cannot apply it twice.
 func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []string, args ...any) (any, error) {
-	v, err := s.Run(ctx, rdb, keys, args...).Result()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
+	cc, cluster := rdb.(*redis.ClusterClient)
+	backoff := 50 * time.Millisecond
+	for {
+		v, err := s.Run(ctx, rdb, keys, args...).Result()
+		if errors.Is(err, redis.Nil) {
+			return nil, nil
+		}
+		if !cluster || !isDialError(err) {
+			return v, err
+		}
+		cc.ReloadState(ctx)
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return v, err
+		case <-t.C:
+		}
+		backoff = min(2*backoff, time.Second)
 	}
-	return v, err
+}
+
+// isDialError reports an error from connecting, before anything was sent.
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // OptionalInt returns cmd's integer reply, with ok false when the reply

@@ -142,6 +142,28 @@ func (c *Client) Released(key HoldKey, remaining bool) {
 	h.end(nil)
 }
 
+// UnlockFailed records an unlock whose outcome is unknown (Redis did not
+// answer): one local hold goes, as for an unlock. After the last, renewal
+// stops and the lock's contexts are cancelled with cause ErrLockLost: the
+// lock, if it is still held, is left to expire with its lease rather
+// than renewed for an owner that has let go of it.
+func (c *Client) UnlockFailed(key HoldKey, err error) {
+	c.mu.Lock()
+	h := c.holds[key]
+	if h == nil {
+		c.mu.Unlock()
+		return
+	}
+	if h.count > 1 {
+		h.count--
+		c.mu.Unlock()
+		return
+	}
+	delete(c.holds, key)
+	c.mu.Unlock()
+	h.end(fmt.Errorf("%w: unlock failed (%v); the lease is left to run out", ErrLockLost, err))
+}
+
 // Lost ends the local holds on name (every owner) with ErrLockLost: the
 // unlock script found no hold, or the lock was force-unlocked.
 func (c *Client) Lost(name string, field string) {

@@ -226,6 +226,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	defer cancel()
 	reply, err := l.Ops.Unlock(opctx, key.Field)
 	if err != nil {
+		l.C.UnlockFailed(key, err)
 		return l.errorf("unlock", err)
 	}
 	if reply == nil {
