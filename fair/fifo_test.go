@@ -143,7 +143,10 @@ func TestOnlyHeadWoken(t *testing.T) {
 	muts := make([]*fair.Mutex, waiters)
 	fields := make([]string, waiters)
 	for i := range waiters {
-		rdb := srv.Client(t)
+		// Retries off and deadlines on: relock runs its scripts through
+		// this client and its hook rather than a copy of its own.
+		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+		t.Cleanup(func() { rdb.Close() })
 		counts[i] = &scriptCounter{}
 		rdb.AddHook(counts[i])
 		rc, err := relock.New(rdb, nil)

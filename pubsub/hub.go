@@ -59,6 +59,9 @@ type channel struct {
 	link    *link
 	waiters []*Subscription // wake-one order: least recently woken first
 	ready   chan struct{}   // closed once the server has the subscription
+	// rehomed: the channel moved to another master's link; wake its
+	// waiters again once the new subscription is confirmed.
+	rehomed bool
 }
 
 // A Subscription is one waiter's interest in a channel.
@@ -111,6 +114,9 @@ func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, err
 	if ch == nil {
 		if l == nil {
 			l = h.linkLocked("")
+		} else {
+			// The link may have been retired since shardLink found it.
+			l = h.shardLinkLocked(l.addr, l.node)
 		}
 		ch = h.subscribeLocked(l, channel)
 	}
@@ -136,24 +142,31 @@ func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, err
 // commands in order, so the pong arrives after the subscription is in
 // place.
 func (h *Hub) subscribeLocked(l *link, name string) *channel {
-	ch := &channel{name: name, link: l, ready: make(chan struct{})}
+	ch := &channel{name: name}
 	h.channels[name] = ch
+	h.attachLocked(ch, l)
+	return ch
+}
+
+// attachLocked subscribes ch on l and arranges for ch.ready to close once
+// the server confirms it.
+func (h *Hub) attachLocked(ch *channel, l *link) {
+	ch.link, ch.ready = l, make(chan struct{})
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	h.nextPing++
 	token := "relock:" + strconv.FormatUint(h.nextPing, 10)
-	if err := l.subscribe(ctx, name); err != nil {
+	if err := l.subscribe(ctx, ch.name); err != nil {
 		// The connection is broken: its reconnect resubscribes every
 		// channel of the link and wakes the waiters.
 		close(ch.ready)
-		return ch
+		return
 	}
 	if err := l.ps.Ping(ctx, token); err != nil {
 		close(ch.ready)
-		return ch
+		return
 	}
 	h.pings[token] = ch
-	return ch
 }
 
 // C delivers wake-ups: a signal means "retry now". It is never closed.
@@ -221,11 +234,24 @@ func (ch *channel) wakeAllLocked() {
 	}
 }
 
-// deliver routes a message or pong read from a link.
-func (h *Hub) deliver(msg any) {
+// deliver routes a message, pong or subscription change read from l. It
+// returns the channels the server dropped without being asked (a sharded
+// slot moved away), which the caller moves to their new owner.
+func (h *Hub) deliver(l *link, msg any) (dropped []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch m := msg.(type) {
+	case *redis.Subscription:
+		if m.Kind != "sunsubscribe" {
+			return nil
+		}
+		if l.unsubs[m.Channel] > 0 {
+			l.unsubs[m.Channel]--
+			return nil
+		}
+		if ch := h.channels[m.Channel]; ch != nil && ch.link == l {
+			return []string{m.Channel}
+		}
 	case *redis.Message:
 		ch := h.channels[m.Channel]
 		if ch == nil {
@@ -240,8 +266,13 @@ func (h *Hub) deliver(msg any) {
 		if ch, ok := h.pings[m.Payload]; ok {
 			delete(h.pings, m.Payload)
 			close(ch.ready)
+			if ch.rehomed {
+				ch.rehomed = false
+				ch.wakeAllLocked()
+			}
 		}
 	}
+	return nil
 }
 
 // Close closes the hub's connections and waits for their goroutines.
@@ -257,7 +288,7 @@ func (h *Hub) Close() error {
 	close(h.stop)
 	var err error
 	for _, l := range h.links {
-		err = errors.Join(err, l.ps.Close())
+		err = errors.Join(err, l.close())
 	}
 	h.mu.Unlock()
 	h.wg.Wait()

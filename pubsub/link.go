@@ -13,8 +13,12 @@ const (
 	// healthInterval is how long a connection may stay silent before the
 	// hub pings it; a second silent interval counts as a broken connection.
 	healthInterval = 15 * time.Second
-	minBackoff     = 50 * time.Millisecond
-	maxBackoff     = 2 * time.Second
+	// shardHealthInterval is healthInterval for a sharded link: a master
+	// that stops answering may be failed over within seconds, and its
+	// waiters must move to the promoted replica as soon as that happens.
+	shardHealthInterval = time.Second
+	minBackoff          = 50 * time.Millisecond
+	maxBackoff          = 2 * time.Second
 )
 
 // A link is one subscription connection and the goroutine that reads it.
@@ -24,6 +28,11 @@ type link struct {
 	node *redis.Client
 	ps   *redis.PubSub
 	h    *Hub
+	own  *redis.Client // a sharded link's own client for node (see ownClient)
+	// unsubs counts, per channel, this hub's SUNSUBSCRIBEs on ps not yet
+	// acknowledged, to tell them from those the server sends by itself.
+	// Guarded by Hub.mu.
+	unsubs map[string]int
 }
 
 // linkLocked returns the link for addr, starting it on first use.
@@ -53,13 +62,19 @@ func (h *Hub) shardLink(ctx context.Context, channel string) (*link, error) {
 	if h.closed {
 		return nil, ErrClosed
 	}
+	return h.shardLinkLocked(addr, node), nil
+}
+
+// shardLinkLocked returns the link to the master node at addr, starting
+// it on first use.
+func (h *Hub) shardLinkLocked(addr string, node *redis.Client) *link {
 	if l := h.links[addr]; l != nil {
-		return l, nil
+		return l
 	}
-	l := &link{addr: addr, node: node, h: h}
+	l := &link{addr: addr, node: node, h: h, unsubs: make(map[string]int)}
 	h.links[addr] = l
 	h.startLocked(l)
-	return l, nil
+	return l
 }
 
 func (h *Hub) startLocked(l *link) {
@@ -71,9 +86,37 @@ func (h *Hub) startLocked(l *link) {
 func (l *link) open() *redis.PubSub {
 	ctx := context.Background()
 	if l.node != nil {
-		return l.node.SSubscribe(ctx)
+		if l.own == nil {
+			l.own = ownClient(l.node)
+		}
+		return l.own.SSubscribe(ctx)
 	}
 	return l.h.rdb.Subscribe(ctx)
+}
+
+// ownClient returns a client of a sharded link's own for node, which
+// honours context deadlines and gives up connecting after a second: a
+// master that stops answering must not hold a link up for the client's
+// default timeouts while its replica takes over. (Reads of messages set
+// their own timeout.)
+func ownClient(node *redis.Client) *redis.Client {
+	o := *node.Options()
+	o.ContextTimeoutEnabled = true
+	o.DialTimeout = min(o.DialTimeout, shardHealthInterval)
+	o.ReadTimeout, o.WriteTimeout = shardHealthInterval, shardHealthInterval
+	// State the node's client built for itself must not be shared.
+	o.PushNotificationProcessor = nil
+	o.ClientSideCache, o.ClientSideCacheConfig = nil, nil
+	return redis.NewClient(&o)
+}
+
+// close closes l's connection and its own client, if any.
+func (l *link) close() error {
+	err := l.ps.Close()
+	if l.own != nil {
+		err = errors.Join(err, l.own.Close())
+	}
+	return err
 }
 
 func (l *link) subscribe(ctx context.Context, channels ...string) error {
@@ -85,6 +128,7 @@ func (l *link) subscribe(ctx context.Context, channels ...string) error {
 
 func (l *link) unsubscribe(ctx context.Context, channel string) error {
 	if l.node != nil {
+		l.unsubs[channel]++
 		return l.ps.SUnsubscribe(ctx, channel)
 	}
 	return l.ps.Unsubscribe(ctx, channel)
@@ -100,15 +144,25 @@ func (h *Hub) serve(l *link) {
 	backoff := minBackoff
 	silent := 0
 	broken := false
+	interval := healthInterval
+	if l.node != nil {
+		interval = shardHealthInterval
+	}
 	for {
-		msg, err := l.ps.ReceiveTimeout(ctx, healthInterval)
+		// The context's deadline also bounds (re)connecting, which the
+		// read timeout does not cover.
+		rctx, cancel := context.WithTimeout(ctx, interval+writeTimeout)
+		msg, err := l.ps.ReceiveTimeout(rctx, interval)
+		cancel()
 		if err == nil {
 			silent, backoff = 0, minBackoff
 			if broken {
 				broken = false
 				h.wakeLink(l)
 			}
-			h.deliver(msg)
+			if dropped := h.deliver(l, msg); len(dropped) > 0 {
+				h.rehome(l, dropped)
+			}
 			continue
 		}
 		select {
@@ -136,6 +190,14 @@ func (h *Hub) serve(l *link) {
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, maxBackoff)
+		if l.node != nil {
+			// A sharded link looks for its master's replacement at
+			// every break, so it keeps breaking quickly.
+			backoff = min(backoff, shardHealthInterval/2)
+		}
+		if l.node != nil && !h.rehome(l, nil) {
+			return
+		}
 		h.reopen(l)
 	}
 }
@@ -164,23 +226,24 @@ func (h *Hub) wakeLink(l *link) {
 }
 
 // reopen replaces l's connection and subscribes the channels in use on it.
+//
+// The subscribe is sent outside Hub.mu: connecting to a server that
+// accepts but does not answer can take the dial and read timeouts, and
+// waiters must not wait on that to come and go.
 func (h *Hub) reopen(l *link) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return
 	}
 	_ = l.ps.Close()
 	l.ps = l.open()
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	var names []string
-	for _, ch := range h.channels {
-		if ch.link == l {
-			names = append(names, ch.name)
-		}
-	}
+	clear(l.unsubs)
+	names := h.channelsOfLocked(l)
+	h.mu.Unlock()
 	if len(names) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+		defer cancel()
 		// An error here surfaces again in serve's next read.
 		_ = l.subscribe(ctx, names...)
 	}

@@ -76,13 +76,13 @@ func (d delay) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 }
 
 // slowClients returns clients on the shared masters whose every command
-// takes 2ms more. ContextTimeoutEnabled lets relock use them (and their
-// hook) for its timed calls.
+// takes 2ms more. With retries off and deadlines on, relock runs its
+// scripts through them (and their hook) rather than copies of its own.
 func slowClients(b *testing.B) ([]*relock.Client, []*redis.Client) {
 	rcs := make([]*relock.Client, len(shared))
 	rdbs := make([]*redis.Client, len(shared))
 	for i, s := range shared {
-		rdb := redis.NewClient(&redis.Options{Addr: s.Addr, ContextTimeoutEnabled: true})
+		rdb := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 		rdb.AddHook(delay(2 * time.Millisecond))
 		b.Cleanup(func() { rdb.Close() })
 		rc, err := relock.New(rdb, nil)

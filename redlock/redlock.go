@@ -223,8 +223,8 @@ func (a *attempt) String() string {
 	return s
 }
 
-// attempt sends the acquire to every master at once, each call on the
-// master's deadline-honouring client and cut off after NodeTimeout.
+// attempt sends the acquire to every master at once, each call cut off
+// after NodeTimeout (relock's script clients honour deadlines).
 func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 	n := len(rl.nodes)
 	a := &attempt{start: time.Now(), acquired: make([]bool, n), had: make([]bool, n), errs: make([]error, n), quorum: rl.quorum}
@@ -235,7 +235,7 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 		g.Go(func() error {
 			nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rl.opts.NodeTimeout)
 			defer cancel()
-			reply, err := core.Eval(nctx, node.Watchdog.Client(), scripts.Acquire, []string{rl.name}, rl.leaseOf(node), field)
+			reply, err := core.Eval(nctx, node.Scripts, scripts.Acquire, []string{rl.name}, rl.leaseOf(node), field)
 			a.acquired[i] = err == nil && reply == nil
 			if err != nil {
 				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
@@ -276,7 +276,7 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
 func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner int64) (any, error) {
 	opctx, cancel := core.OpContext(ctx)
 	defer cancel()
-	return core.Eval(opctx, node.Redis, scripts.Unlock,
+	return core.Eval(opctx, node.Scripts, scripts.Unlock,
 		[]string{rl.name, core.Prefix("redisson_lock__channel", rl.name)},
 		rl.leaseOf(node), node.Field(owner), node.Publish)
 }

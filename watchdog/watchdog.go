@@ -111,11 +111,6 @@ func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error))
 	return l, nil
 }
 
-// Client returns the client renewals go through. It honours context
-// deadlines (see deadlineClient), so callers that need a call cut off at
-// a deadline, not at the client's read timeout, may use it too.
-func (w *Watchdog) Client() redis.UniversalClient { return w.rdb }
-
 // Len reports how many leases the watchdog renews.
 func (w *Watchdog) Len() int {
 	w.mu.Lock()

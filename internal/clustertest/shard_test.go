@@ -134,10 +134,10 @@ func scriptCalls(t *testing.T, node *redis.Client) int64 {
 func TestWatchdogAcrossMasters(t *testing.T) {
 	c := needCluster(t)
 	ctx := context.Background()
-	// ContextTimeoutEnabled: the watchdog renews through this client and
+	// Retries off and deadlines on: relock renews through this client and
 	// its hook rather than a copy of its own.
 	opts := c.Options()
-	opts.ContextTimeoutEnabled = true
+	opts.MaxRetries, opts.ContextTimeoutEnabled = -1, true
 	rdb := redis.NewClusterClient(opts)
 	t.Cleanup(func() { rdb.Close() })
 	count := &renewals{}

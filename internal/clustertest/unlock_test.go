@@ -47,7 +47,12 @@ func (f *failScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 func TestFailedUnlockStopsRenewal(t *testing.T) {
 	c := needCluster(t)
 	ctx := context.Background()
-	rdb := c.Client(t)
+	// Retries off and deadlines on: relock runs its scripts through this
+	// client and its hook rather than a copy of its own.
+	opts := c.Options()
+	opts.MaxRetries, opts.ContextTimeoutEnabled = -1, true
+	rdb := redis.NewClusterClient(opts)
+	t.Cleanup(func() { rdb.Close() })
 	fail := &failScript{sha: scripts.Unlock.Hash()}
 	rdb.AddHook(fail)
 	const timeout = 1500 * time.Millisecond

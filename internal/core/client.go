@@ -28,7 +28,8 @@ const OpTimeout = 5 * time.Second
 
 // Client is the state behind a *relock.Client.
 type Client struct {
-	Redis           redis.UniversalClient
+	Redis           redis.UniversalClient // the caller's: state queries, subscriptions
+	Scripts         redis.UniversalClient // lock scripts: see scriptClient
 	ID              string
 	WatchdogTimeout time.Duration
 	Publish         string // PUBLISH, or SPUBLISH in sharded mode
@@ -38,7 +39,8 @@ type Client struct {
 	SyncReplicas    int           // replicas an acquire waits for; 0: none
 	SyncTimeout     time.Duration // how long it waits for them
 
-	closed atomic.Bool
+	closeScripts func() error
+	closed       atomic.Bool
 
 	mu    sync.Mutex
 	holds map[HoldKey]*hold
@@ -51,14 +53,17 @@ func NewClient(rdb redis.UniversalClient, id string, timeout time.Duration, shar
 	if sharded {
 		publish = "SPUBLISH"
 	}
+	scripts, closeScripts := scriptClient(rdb)
 	return &Client{
 		Redis:           rdb,
+		Scripts:         scripts,
 		ID:              id,
 		WatchdogTimeout: timeout,
 		Publish:         publish,
 		Hub:             pubsub.New(rdb, sharded, log),
 		Watchdog:        watchdog.New(rdb, timeout, log),
 		Log:             log,
+		closeScripts:    closeScripts,
 		holds:           make(map[HoldKey]*hold),
 	}
 }
@@ -110,7 +115,7 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.Watchdog.Stop()
-	err := c.Hub.Close()
+	err := errors.Join(c.Hub.Close(), c.closeScripts())
 	c.mu.Lock()
 	holds := c.holds
 	c.holds = make(map[HoldKey]*hold)
@@ -134,7 +139,9 @@ func OpContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // dead and go-redis has not yet learnt of its replacement, which it
 // otherwise does only every minute) reloads the cluster's layout and is
 // sent again, with backoff, until ctx ends. A dial error means the script
-// never ran, so sending it again cannot apply it twice.
+// never ran, so sending it again cannot apply it twice. Other network
+// errors (a timeout: the script may have run) are returned, but reload
+// the layout for the next call.
 func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []string, args ...any) (any, error) {
 	cc, cluster := rdb.(*redis.ClusterClient)
 	backoff := 50 * time.Millisecond
@@ -143,10 +150,18 @@ func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []strin
 		if errors.Is(err, redis.Nil) {
 			return nil, nil
 		}
-		if !cluster || !isDialError(err) {
+		if !cluster || err == nil {
 			return v, err
 		}
-		cc.ReloadState(ctx)
+		var netErr net.Error
+		if errors.As(err, &netErr) {
+			// A master that timed out may be failing over: let the next
+			// call find out where its slots went.
+			cc.ReloadState(ctx)
+		}
+		if !isDialError(err) {
+			return v, err
+		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():

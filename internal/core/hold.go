@@ -128,17 +128,20 @@ func (c *Client) Released(key HoldKey, remaining bool) {
 		c.mu.Unlock()
 		return
 	}
-	if remaining {
-		// Redis is the truth: while it counts holds, the local record
-		// stays, even if it counted fewer Lock calls.
-		if h.count > 1 {
-			h.count--
-		}
+	if remaining && h.count > 1 {
+		h.count--
 		c.mu.Unlock()
 		return
 	}
 	delete(c.holds, key)
 	c.mu.Unlock()
+	if remaining {
+		// Redis counts a hold this owner never took: an acquire whose
+		// reply was lost, and whose undo failed too. Renewing it would
+		// keep the lock for ever; it is left to expire instead.
+		h.end(fmt.Errorf("%w: Redis counts more holds than were taken (a lost reply); the lease is left to run out", ErrLockLost))
+		return
+	}
 	h.end(nil)
 }
 

@@ -19,10 +19,10 @@ import (
 // master, and the caller must undo it.
 func (c *Client) EvalAcquire(ctx context.Context, acquired func(reply any) bool, s *redis.Script, keys []string, args ...any) (any, error) {
 	if c.SyncReplicas == 0 {
-		return Eval(ctx, c.Redis, s, keys, args...)
+		return Eval(ctx, c.Scripts, s, keys, args...)
 	}
-	var rdb redis.Cmdable = c.Redis
-	if cc, ok := c.Redis.(*redis.ClusterClient); ok {
+	var rdb redis.Cmdable = c.Scripts
+	if cc, ok := c.Scripts.(*redis.ClusterClient); ok {
 		node, err := cc.MasterForKey(ctx, keys[0])
 		if err != nil {
 			return nil, err

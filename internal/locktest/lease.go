@@ -119,9 +119,9 @@ func (p *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 // watchdogBatches: 1000 held locks cost a pipeline per round, not 1000
 // round trips.
 func watchdogBatches(t *testing.T, e *env) {
-	// With ContextTimeoutEnabled the watchdog renews through this client
+	// Retries off and deadlines on: relock renews through this client
 	// (and its hook) rather than a copy of its own.
-	rdb := e.redisWith(t, func(o *redis.UniversalOptions) { o.ContextTimeoutEnabled = true })
+	rdb := e.redisWith(t, func(o *redis.UniversalOptions) { o.MaxRetries, o.ContextTimeoutEnabled = -1, true })
 	count := &pipelineCounter{}
 	rdb.AddHook(count)
 	const timeout = 1500 * time.Millisecond // a round every 500ms

@@ -42,7 +42,9 @@ func tryLock(t *testing.T, e *env) {
 	hctx := lockT(t, holder, bg)
 	defer unlockT(t, holder, hctx)
 
-	rdb := e.redis(t)
+	// Retries off and deadlines on: relock runs its scripts through this
+	// client (and its hook) rather than a copy of its own.
+	rdb := e.redisWith(t, func(o *redis.UniversalOptions) { o.MaxRetries, o.ContextTimeoutEnabled = -1, true })
 	calls := &scriptCalls{}
 	rdb.AddHook(calls)
 	rc, err := relock.New(rdb, nil)
