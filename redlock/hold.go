@@ -98,6 +98,13 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("redlock: unlock %q: context carries no owner: %w", rl.name, relock.ErrNotHeld)
 	}
+	for _, n := range rl.nodes {
+		end, err := n.Begin()
+		if err != nil {
+			return fmt.Errorf("redlock: unlock %q: %w", rl.name, err)
+		}
+		defer end()
+	}
 	replies := make([]any, len(rl.nodes))
 	errs := make([]error, len(rl.nodes))
 	var g errgroup.Group

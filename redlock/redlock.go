@@ -160,9 +160,11 @@ func (rl *RedLock) TryLock(ctx context.Context, wait time.Duration) (context.Con
 
 func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (context.Context, error) {
 	for _, n := range rl.nodes {
-		if err := n.Check(); err != nil {
+		end, err := n.Begin()
+		if err != nil {
 			return nil, err
 		}
+		defer end()
 	}
 	ctx, owner := core.EnsureOwner(ctx)
 	deadline := time.Now().Add(bound)

@@ -155,9 +155,11 @@ func (s *Side) Unlock(ctx context.Context) error { return s.l.Unlock(ctx) }
 func (s *Side) ForceUnlock(ctx context.Context) (bool, error) { return s.forceUnlock(ctx, s.mode) }
 
 func (s *Side) forceUnlock(ctx context.Context, mode string) (bool, error) {
-	if err := s.l.Check(); err != nil {
+	end, err := s.l.Begin()
+	if err != nil {
 		return false, err
 	}
+	defer end()
 	reply, err := s.forceScript(ctx, mode)
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %q: %w", s.l.Name, err)

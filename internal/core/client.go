@@ -41,6 +41,9 @@ type Client struct {
 
 	closeScripts func() error
 	closed       atomic.Bool
+	// ops is read-held by every operation that runs scripts, so that
+	// Close closes the script client only once they are done.
+	ops sync.RWMutex
 
 	mu    sync.Mutex
 	holds map[HoldKey]*hold
@@ -99,6 +102,17 @@ func (c *Client) Server() string {
 	return c.ID
 }
 
+// Begin starts an operation that runs scripts: Close waits for end
+// before closing the script client. It fails with ErrClosed after Close.
+func (c *Client) Begin() (end func(), err error) {
+	c.ops.RLock()
+	if c.closed.Load() {
+		c.ops.RUnlock()
+		return nil, ErrClosed
+	}
+	return c.ops.RUnlock, nil
+}
+
 // Check returns ErrClosed after Close.
 func (c *Client) Check() error {
 	if c.closed.Load() {
@@ -115,7 +129,12 @@ func (c *Client) Close() error {
 		return nil
 	}
 	c.Watchdog.Stop()
-	err := errors.Join(c.Hub.Close(), c.closeScripts())
+	// Closing the hub ends every wait; operations still running (a
+	// waiter leaving a fair queue) finish before the scripts' client goes.
+	err := c.Hub.Close()
+	c.ops.Lock()
+	err = errors.Join(err, c.closeScripts())
+	c.ops.Unlock()
 	c.mu.Lock()
 	holds := c.holds
 	c.holds = make(map[HoldKey]*hold)

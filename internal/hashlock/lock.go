@@ -104,6 +104,14 @@ func (l *Lock) Check() error {
 	return l.C.Check()
 }
 
+// Begin is Check for an operation that runs scripts (see core.Begin).
+func (l *Lock) Begin() (end func(), err error) {
+	if l.Err != nil {
+		return nil, l.Err
+	}
+	return l.C.Begin()
+}
+
 // LeaseMillis is the lease every acquire and unlock sets, in ms.
 func (l *Lock) LeaseMillis() int64 {
 	if l.Lease > 0 {
@@ -132,9 +140,11 @@ func (l *Lock) errorf(op string, err error) error {
 // Lock acquires for ctx's owner (a new one if ctx has none), waiting at
 // most bound (0: one attempt; negative: until ctx ends).
 func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, error) {
-	if err := l.Check(); err != nil {
+	end, err := l.Begin()
+	if err != nil {
 		return nil, err
 	}
+	defer end()
 	ctx, _ = core.EnsureOwner(ctx)
 	key, _ := l.Key(ctx)
 	var grant core.Grant
@@ -215,9 +225,11 @@ func (l *Lock) abandon(ctx context.Context, key core.HoldKey) {
 
 // Unlock releases one hold of ctx's owner.
 func (l *Lock) Unlock(ctx context.Context) error {
-	if err := l.Check(); err != nil {
+	end, err := l.Begin()
+	if err != nil {
 		return err
 	}
+	defer end()
 	key, ok := l.Key(ctx)
 	if !ok {
 		return l.errorf("unlock", fmt.Errorf("context carries no owner: %w", relock.ErrNotHeld))
@@ -243,9 +255,11 @@ func (l *Lock) Unlock(ctx context.Context) error {
 
 // ForceUnlock deletes the lock whoever holds it.
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
-	if err := l.Check(); err != nil {
+	end, err := l.Begin()
+	if err != nil {
 		return false, err
 	}
+	defer end()
 	reply, err := l.Ops.ForceUnlock(ctx)
 	if err != nil {
 		return false, l.errorf("force unlock", err)

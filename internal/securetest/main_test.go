@@ -1,0 +1,9 @@
+package securetest_test
+
+import (
+	"testing"
+
+	"github.com/relock-go/relock/internal/redistest"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m, nil) }
