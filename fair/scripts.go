@@ -32,14 +32,14 @@ func (m *Mutex) acquire(ctx context.Context, field string, queue bool) (hashlock
 }
 
 func (m *Mutex) giveUp(ctx context.Context, field string) error {
-	_, err := core.Eval(ctx, m.l.C.Scripts, scripts.FairGiveUp, m.keys, field, m.waitMs, m.l.C.Publish)
+	_, err := core.Eval(ctx, m.l.C.Redis, scripts.FairGiveUp, m.keys, field, m.waitMs, m.l.C.Publish)
 	return err
 }
 
 func (m *Mutex) unlock(ctx context.Context, field string) (any, error) {
-	return core.Eval(ctx, m.l.C.Scripts, scripts.FairUnlock, m.keys, m.l.LeaseMillis(), field, m.l.C.Publish)
+	return core.Eval(ctx, m.l.C.Redis, scripts.FairUnlock, m.keys, m.l.LeaseMillis(), field, m.l.C.Publish)
 }
 
 func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, m.l.C.Scripts, scripts.FairForceUnlock, m.keys, m.l.C.Publish)
+	return core.Eval(ctx, m.l.C.Redis, scripts.FairForceUnlock, m.keys, m.l.C.Publish)
 }

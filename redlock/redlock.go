@@ -278,7 +278,7 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
 func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner int64) (any, error) {
 	opctx, cancel := core.OpContext(ctx)
 	defer cancel()
-	return core.Eval(opctx, node.Scripts, scripts.Unlock,
+	return core.Eval(opctx, node.Redis, scripts.Unlock,
 		[]string{rl.name, core.Prefix("redisson_lock__channel", rl.name)},
 		rl.leaseOf(node), node.Field(owner), node.Publish)
 }

@@ -43,12 +43,12 @@ func (m *Mutex) acquire(ctx context.Context, field string, _ bool) (hashlock.Res
 }
 
 func (m *Mutex) unlock(ctx context.Context, field string) (any, error) {
-	return core.Eval(ctx, m.l.C.Scripts, scripts.Unlock, []string{m.l.Name, m.channel},
+	return core.Eval(ctx, m.l.C.Redis, scripts.Unlock, []string{m.l.Name, m.channel},
 		m.l.LeaseMillis(), field, m.l.C.Publish)
 }
 
 func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, m.l.C.Scripts, scripts.ForceUnlock, []string{m.l.Name, m.channel}, m.l.C.Publish)
+	return core.Eval(ctx, m.l.C.Redis, scripts.ForceUnlock, []string{m.l.Name, m.channel}, m.l.C.Publish)
 }
 
 // fencedAcquired reports whether a fenced acquire's reply is {1, token}.

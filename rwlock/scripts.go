@@ -53,7 +53,7 @@ func (s *Side) acquire(ctx context.Context, field string, _ bool) (hashlock.Resu
 }
 
 func (s *Side) unlock(ctx context.Context, field string) (any, error) {
-	rdb, pub := s.l.C.Scripts, s.l.C.Publish
+	rdb, pub := s.l.C.Redis, s.l.C.Publish
 	if s.readers {
 		return core.Eval(ctx, rdb, scripts.RWReadUnlock,
 			[]string{s.l.Name, s.keys[1], s.timeoutPrefix(field), s.tagged}, field, pub)
@@ -62,7 +62,7 @@ func (s *Side) unlock(ctx context.Context, field string) (any, error) {
 }
 
 func (s *Side) forceScript(ctx context.Context, mode string) (any, error) {
-	return core.Eval(ctx, s.l.C.Scripts, scripts.RWForceUnlock, s.keys, mode, s.l.C.Publish)
+	return core.Eval(ctx, s.l.C.Redis, scripts.RWForceUnlock, s.keys, mode, s.l.C.Publish)
 }
 
 func (s *Side) readRenewal(field string) watchdog.Renewal {

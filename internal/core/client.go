@@ -29,7 +29,7 @@ const OpTimeout = 5 * time.Second
 // Client is the state behind a *relock.Client.
 type Client struct {
 	Redis           redis.UniversalClient // the caller's: state queries, subscriptions
-	Scripts         redis.UniversalClient // lock scripts: see scriptClient
+	Scripts         redis.UniversalClient // acquire scripts: see scriptClient
 	ID              string
 	WatchdogTimeout time.Duration
 	Publish         string // PUBLISH, or SPUBLISH in sharded mode

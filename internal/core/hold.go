@@ -135,14 +135,19 @@ func (c *Client) Released(key HoldKey, remaining bool) {
 	}
 	delete(c.holds, key)
 	c.mu.Unlock()
-	if remaining {
-		// Redis counts a hold this owner never took: an acquire whose
-		// reply was lost, and whose undo failed too. Renewing it would
-		// keep the lock for ever; it is left to expire instead.
+	switch {
+	case remaining:
+		// Redis counts a hold this owner never took: an acquire run
+		// twice (a retry after a lost reply), or one whose reply and
+		// undo were both lost. Renewing it would keep the lock for
+		// ever; it is left to expire instead.
 		h.end(fmt.Errorf("%w: Redis counts more holds than were taken (a lost reply); the lease is left to run out", ErrLockLost))
-		return
+	case h.count > 1:
+		// The lock is gone while holds remain: an unlock run twice.
+		h.end(fmt.Errorf("%w: released with holds left (an unlock retried after a lost reply)", ErrLockLost))
+	default:
+		h.end(nil)
 	}
-	h.end(nil)
 }
 
 // UnlockFailed records an unlock whose outcome is unknown (Redis did not

@@ -2,19 +2,22 @@ package core
 
 import "github.com/redis/go-redis/v9"
 
-// scriptClient returns the client relock runs its scripts through, and
-// how to close it.
+// scriptClient returns the client relock sends its acquire scripts
+// through, and how to close it: one with go-redis's retries off
+// (MaxRetries -1, which go-redis keeps as 0) that honours context
+// deadlines (ContextTimeoutEnabled). That is rdb itself when it is
+// configured so, otherwise a copy of it of relock's own, which the
+// caller's hooks do not see. A client of another kind is used as it is.
 //
-// A lock script must run at most once per call: go-redis by default
-// sends a command again when its connection fails before the reply (an
-// io.EOF or a timeout), after the server may have run it, and a hold
-// counted twice is a lock never released. So scripts go through a client
-// with retries off (MaxRetries -1, which go-redis keeps as 0) that also
-// honours context deadlines (ContextTimeoutEnabled), for per-call
-// timeouts: rdb itself when it is configured so, otherwise a copy of it
-// of relock's own (which the caller's hooks do not see). A client of
-// another kind is used as it is. Renewals, which are safe to repeat, keep
-// the watchdog's client and its retries.
+// go-redis sends a command again when its connection fails before the
+// reply (io.EOF, a timeout), after the server may have run it; an acquire
+// run twice counts a hold nobody owns. With retries off a lost reply is
+// an error, which the acquire loop handles: it undoes the acquire and
+// tries again. The other scripts keep the caller's client and its retries:
+// renewals, give-ups and force-unlocks are safe to repeat, and an unlock
+// run twice is caught at the owner's next Unlock (see Client.Released),
+// while turning retries off there would fail an unlock on every pooled
+// connection the server had closed.
 func scriptClient(rdb redis.UniversalClient) (redis.UniversalClient, func() error) {
 	switch c := rdb.(type) {
 	case *redis.Client:

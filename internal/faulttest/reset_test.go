@@ -54,9 +54,14 @@ func newSplitClient(t *testing.T) *splitClient {
 	t.Helper()
 	s := &splitClient{cmd: newProxy(t), sub: newProxy(t)}
 	s.Name = "relock-fault-split-" + strconv.FormatInt(clientNames.Add(1), 10)
+	// Retries off and deadlines on: relock sends its acquires through
+	// this client rather than a copy, which would share the dialer and
+	// could take the subscription's turn.
 	s.Client = redis.NewClient(&redis.Options{
-		Addr:       s.cmd.Addr,
-		ClientName: s.Name,
+		Addr:                  s.cmd.Addr,
+		ClientName:            s.Name,
+		MaxRetries:            -1,
+		ContextTimeoutEnabled: true,
 		Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			addr := s.cmd.Addr
 			if s.subNext.CompareAndSwap(true, false) {

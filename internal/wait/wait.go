@@ -45,8 +45,8 @@ type Spec struct {
 // Acquire runs the loop. It returns nil once an attempt acquired; an
 // error matching core.ErrNotAcquired (and ctx.Err() when ctx ended) when
 // it gave up; core.ErrClosed when the client closed; or an attempt's
-// error: the first attempt's whatever it is, later ones' when Redis
-// rejected the call (connection errors while waiting are retried).
+// error when Redis rejected the call (connection errors are retried, but
+// for a single attempt).
 func Acquire(ctx context.Context, s Spec) (err error) {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: %w", core.ErrNotAcquired, ctx.Err())
@@ -60,10 +60,12 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 		}
 	}()
 	_, ok, err := s.Attempt()
-	if err != nil || ok {
+	switch {
+	case ok:
+		return nil
+	case err != nil && (s.Wait == 0 || !transient(err)):
 		return err
-	}
-	if s.Wait == 0 {
+	case s.Wait == 0:
 		return core.ErrNotAcquired
 	}
 
