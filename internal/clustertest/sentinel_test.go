@@ -28,6 +28,15 @@ func TestSentinel(t *testing.T) {
 		// or may not have reached a replica before the master died.
 		t.Logf("without SyncReplicas: lock survived the failover: %v; holder told of a loss: %v", w.survived, w.holderLost)
 	})
+	t.Run("FailoverWithSyncReplicas", func(t *testing.T) {
+		// WAIT 1 on the acquire's connection: the acquire returns only
+		// once a replica has it, so the promoted replica holds it, for
+		// the holder and against everyone else.
+		w := failoverWindow(t, s, &relock.Options{SyncReplicas: 1, SyncTimeout: 2 * time.Second})
+		if !w.survived {
+			t.Fatalf("lock taken with SyncReplicas 1 lost in the failover to %s", w.promoted)
+		}
+	})
 	// The clients' connections, subscription hub included, follow the
 	// master the sentinels promoted.
 	t.Run("LockWaitWakeAfterFailover", func(t *testing.T) { lockWaitWake(t, s, holder, waiter) })
@@ -88,8 +97,8 @@ type window struct {
 // unlocks normally, a lost one cancels the holder's context with
 // ErrLockLost and is free for others.
 //
-// Once relock.Options has SyncReplicas, a test of it calls failoverWindow
-// with SyncReplicas set (and a SyncTimeout) and asserts survived.
+// TestSentinel's FailoverWithSyncReplicas calls it with SyncReplicas set
+// and asserts survived.
 func failoverWindow(t *testing.T, s *redistest.Sentinel, opts *relock.Options) window {
 	t.Helper()
 	ctx := context.Background()
