@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// env is what every scenario shares: the server, an admin client that
+// reads its statistics, the run's settings and the progress line.
+type env struct {
+	addr  string
+	admin *redis.Client
+	cfg   config
+	seq   atomic.Int64
+	step  int
+	steps int
+	began time.Time
+}
+
+// stuckAfter bounds a Lock call on a lock nobody else holds.
+const stuckAfter = 5 * time.Second
+
+// config holds the sizes of a run: the full one or the -quick smoke.
+type config struct {
+	Quick          bool          `json:"quick"`
+	CellDuration   time.Duration `json:"-"`
+	CellSeconds    float64       `json:"cell_seconds"`
+	Workers        []int         `json:"workers"`
+	CriticalUs     []int         `json:"critical_section_us"`
+	UncontendedOps int           `json:"uncontended_ops"`
+	ManyNames      int           `json:"many_names"`
+	ManyWorkers    int           `json:"many_workers"`
+	WatchdogLocks  int           `json:"watchdog_locks"`
+	WatchdogLease  time.Duration `json:"-"`
+	WatchdogRounds int           `json:"watchdog_rounds"`
+	Waiters        int           `json:"waiters"`
+	WaiterLocks    int           `json:"waiter_locks"`
+	WaitSettle     time.Duration `json:"-"`
+	WaitMeasure    time.Duration `json:"-"`
+}
+
+func fullConfig() config {
+	return config{
+		CellDuration:   2500 * time.Millisecond,
+		Workers:        []int{4, 16, 64},
+		CriticalUs:     []int{0, 200},
+		UncontendedOps: 3000,
+		ManyNames:      1000,
+		ManyWorkers:    64,
+		WatchdogLocks:  10000,
+		WatchdogLease:  3 * time.Second,
+		WatchdogRounds: 3,
+		Waiters:        10000,
+		WaiterLocks:    100,
+		WaitSettle:     1500 * time.Millisecond,
+		WaitMeasure:    2 * time.Second,
+	}
+}
+
+func quickConfig() config {
+	return config{
+		Quick:          true,
+		CellDuration:   150 * time.Millisecond,
+		Workers:        []int{4},
+		CriticalUs:     []int{200},
+		UncontendedOps: 100,
+		ManyNames:      50,
+		ManyWorkers:    8,
+		WatchdogLocks:  200,
+		WatchdogLease:  300 * time.Millisecond,
+		WatchdogRounds: 1,
+		Waiters:        200,
+		WaiterLocks:    10,
+		WaitSettle:     200 * time.Millisecond,
+		WaitMeasure:    200 * time.Millisecond,
+	}
+}
+
+// name returns a lock name no earlier cell used.
+func (e *env) name(parts ...string) string {
+	return fmt.Sprintf("relock-bench:%d:%s", e.seq.Add(1), strings.Join(parts, ":"))
+}
+
+// progress prints one line per finished step.
+func (e *env) progress(format string, args ...any) {
+	e.step++
+	fmt.Fprintf(os.Stderr, "[%3d/%d %5.0fs] %s\n", e.step, e.steps, time.Since(e.began).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (e *env) snapshot() snapshot {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := takeSnapshot(ctx, e.admin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "warning: INFO:", err)
+	}
+	return s
+}

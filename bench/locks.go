@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/reentrant"
+)
+
+// A kind is one lock implementation in one configuration: a row of every
+// table.
+type kind struct {
+	ID     string // row label
+	Lib    string // relock, redsync, redislock, rueidislock
+	Config string // what is set, in the library's own terms
+	Relock bool
+	Fair   bool // grants in arrival order by design
+
+	// inner names the commands the implementation's Lua scripts run and
+	// its client never sends itself: INFO commandstats counts them too,
+	// and they are subtracted to count what clients sent.
+	inner map[string]bool
+	open  func(addr string, o openOpts) (locker, error)
+}
+
+// openOpts are the settings a scenario passes to every kind.
+type openOpts struct {
+	probe *probe
+	// lease, if set, is the lease kept alive while a lock is held: relock's
+	// WatchdogTimeout, rueidislock's KeyValidity, redsync's expiry,
+	// redislock's TTL. renew is how often it is renewed.
+	lease, renew time.Duration
+}
+
+// A locker is one client of a kind: one "process" with its own
+// connections. It is safe for concurrent use.
+type locker interface {
+	// owner returns a context for one worker: relock's owner identity
+	// travels in the context; the peers ignore it.
+	owner(ctx context.Context) context.Context
+	// lock waits until it holds name or ctx ends.
+	lock(ctx context.Context, name string) (*held, error)
+	close()
+}
+
+// held is one acquired lock.
+type held struct {
+	unlock func() error
+	// extend renews the lease once; nil when the library renews by
+	// itself.
+	extend func(ctx context.Context) error
+}
+
+// Default leases when a scenario sets none.
+const (
+	redislockTTL = 30 * time.Second // redislock has no default; relock's and Redisson's lease
+	tunedPoll    = 5 * time.Millisecond
+)
+
+var quiet = slog.New(slog.DiscardHandler)
+
+func kinds() []kind {
+	relockInner := set("del", "exists", "hdel", "hexists", "hget", "hincrby", "hkeys", "hlen", "hset",
+		"incr", "lindex", "lpop", "lpos", "lrange", "lrem", "pexpire", "pttl", "rpush", "set", "time",
+		"zadd", "zincrby", "zrange", "zrem", "zscore", "publish", "spublish")
+	redsyncInner := set("get", "del", "pexpire")
+	redislockInner := set("msetnx", "getrange", "mset", "pexpire", "mget", "del", "pttl")
+	rueidisInner := set("set", "get", "pexpireat", "del")
+	return []kind{
+		{ID: "relock reentrant", Lib: "relock", Config: "defaults (pub/sub wake-ups, watchdog); its go-redis client has MaxRetries -1 and ContextTimeoutEnabled, as relock would otherwise copy it", Relock: true,
+			inner: relockInner, open: openRelock(false)},
+		{ID: "relock fair", Lib: "relock", Config: "defaults (FIFO queue, wakes the head only); go-redis client as above", Relock: true, Fair: true,
+			inner: relockInner, open: openRelock(true)},
+		{ID: "redsync default", Lib: "redsync", Config: "defaults: 32 tries, retry delay rand(50,250ms), expiry 8s",
+			inner: redsyncInner, open: openRedsync(false)},
+		{ID: "redsync tuned", Lib: "redsync", Config: fmt.Sprintf("WithRetryDelay(%v), unlimited tries", tunedPoll),
+			inner: redsyncInner, open: openRedsync(true)},
+		{ID: "redislock default", Lib: "redislock", Config: "LinearBackoff(100ms) (its docs' retry; the bare default never retries), TTL 30s",
+			inner: redislockInner, open: openRedislock(100 * time.Millisecond)},
+		{ID: "redislock tuned", Lib: "redislock", Config: fmt.Sprintf("LinearBackoff(%v), TTL 30s", tunedPoll),
+			inner: redislockInner, open: openRedislock(tunedPoll)},
+		{ID: "rueidislock default", Lib: "rueidislock", Config: "defaults: KeyMajority 2 (3 keys), KeyValidity 5s, client-side-caching wake-ups",
+			inner: rueidisInner, open: openRueidislock(false)},
+		{ID: "rueidislock tuned", Lib: "rueidislock", Config: "KeyMajority 1, NoLoopTracking (its README's advice for one Redis)",
+			inner: rueidisInner, open: openRueidislock(true)},
+	}
+}
+
+func set(names ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+func newGoRedis(addr string, o openOpts) *redis.Client {
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	if o.probe != nil {
+		rdb.AddHook(goredisHook{o.probe})
+	}
+	return rdb
+}
+
+// relockLocker is one relock.Client with its own go-redis client.
+type relockLocker struct {
+	rdb   *redis.Client
+	rc    *relock.Client
+	fair  bool
+	mu    sync.Mutex
+	locks map[string]relock.Locker
+}
+
+func openRelock(fairLock bool) func(string, openOpts) (locker, error) {
+	return func(addr string, o openOpts) (locker, error) {
+		// relock runs scripts (no retries, per-call deadlines) and
+		// renewals (deadlines) through a client configured so; given
+		// another it makes a copy of its own, which the probe would not
+		// see. Same connections and options otherwise.
+		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+		if o.probe != nil {
+			rdb.AddHook(goredisHook{o.probe})
+		}
+		rc, err := relock.New(rdb, &relock.Options{WatchdogTimeout: o.lease, Logger: quiet})
+		if err != nil {
+			rdb.Close()
+			return nil, err
+		}
+		return &relockLocker{rdb: rdb, rc: rc, fair: fairLock, locks: map[string]relock.Locker{}}, nil
+	}
+}
+
+func (l *relockLocker) owner(ctx context.Context) context.Context { return relock.WithNewOwner(ctx) }
+
+func (l *relockLocker) mutex(name string) relock.Locker {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	mu := l.locks[name]
+	if mu == nil {
+		if l.fair {
+			mu = fair.New(l.rc, name, nil)
+		} else {
+			mu = reentrant.New(l.rc, name, nil)
+		}
+		l.locks[name] = mu
+	}
+	return mu
+}
+
+func (l *relockLocker) lock(ctx context.Context, name string) (*held, error) {
+	mu := l.mutex(name)
+	lctx, err := mu.Lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &held{unlock: func() error { return mu.Unlock(lctx) }}, nil
+}
+
+func (l *relockLocker) close() {
+	l.rc.Close()
+	l.rdb.Close()
+}
+
+// redsyncLocker is one redsync instance over its own go-redis client. A
+// redsync Mutex keeps the value of its current hold, so every acquire
+// uses a fresh one.
+type redsyncLocker struct {
+	rdb  *redis.Client
+	rs   *redsync.Redsync
+	opts []redsync.Option
+}
+
+func openRedsync(tuned bool) func(string, openOpts) (locker, error) {
+	return func(addr string, o openOpts) (locker, error) {
+		rdb := newGoRedis(addr, o)
+		l := &redsyncLocker{rdb: rdb, rs: redsync.New(goredis.NewPool(rdb))}
+		if tuned {
+			l.opts = append(l.opts, redsync.WithRetryDelay(tunedPoll), redsync.WithTries(math.MaxInt32))
+		}
+		if o.lease > 0 {
+			l.opts = append(l.opts, redsync.WithExpiry(o.lease))
+		}
+		return l, nil
+	}
+}
+
+func (l *redsyncLocker) owner(ctx context.Context) context.Context { return ctx }
+
+func (l *redsyncLocker) lock(ctx context.Context, name string) (*held, error) {
+	for {
+		m := l.rs.NewMutex(name, l.opts...)
+		err := m.LockContext(ctx)
+		if err == nil {
+			return &held{
+				unlock: func() error {
+					ok, err := m.UnlockContext(context.Background())
+					if err == nil && !ok {
+						err = errors.New("redsync: unlock: not held")
+					}
+					return err
+				},
+				extend: func(ctx context.Context) error {
+					ok, err := m.ExtendContext(ctx)
+					if err == nil && !ok {
+						err = errors.New("redsync: extend failed")
+					}
+					return err
+				},
+			}, nil
+		}
+		// LockContext gives up after its tries; a waiting caller calls
+		// it again.
+		if ctx.Err() != nil {
+			return nil, err
+		}
+	}
+}
+
+func (l *redsyncLocker) close() { l.rdb.Close() }
+
+// redislockLocker is one redislock.Client over its own go-redis client.
+type redislockLocker struct {
+	rdb   *redis.Client
+	c     *redislock.Client
+	ttl   time.Duration
+	retry redislock.RetryStrategy
+}
+
+func openRedislock(poll time.Duration) func(string, openOpts) (locker, error) {
+	return func(addr string, o openOpts) (locker, error) {
+		rdb := newGoRedis(addr, o)
+		ttl := redislockTTL
+		if o.lease > 0 {
+			ttl = o.lease
+		}
+		return &redislockLocker{rdb: rdb, c: redislock.New(rdb), ttl: ttl, retry: redislock.LinearBackoff(poll)}, nil
+	}
+}
+
+func (l *redislockLocker) owner(ctx context.Context) context.Context { return ctx }
+
+func (l *redislockLocker) lock(ctx context.Context, name string) (*held, error) {
+	for {
+		lk, err := l.c.Obtain(ctx, name, l.ttl, &redislock.Options{RetryStrategy: l.retry})
+		if err == nil {
+			return &held{
+				unlock: func() error { return lk.Release(context.Background()) },
+				extend: func(ctx context.Context) error { return lk.Refresh(ctx, l.ttl, nil) },
+			}, nil
+		}
+		// Obtain gives up after the TTL when ctx has no deadline; a
+		// waiting caller calls it again.
+		if ctx.Err() != nil {
+			return nil, err
+		}
+	}
+}
+
+func (l *redislockLocker) close() { l.rdb.Close() }
+
+// rueidisLocker is one rueidislock.Locker with its own rueidis client.
+type rueidisLocker struct {
+	lk rueidislock.Locker
+}
+
+func openRueidislock(tuned bool) func(string, openOpts) (locker, error) {
+	return func(addr string, o openOpts) (locker, error) {
+		opt := rueidislock.LockerOption{
+			ClientOption: rueidis.ClientOption{InitAddress: []string{addr}},
+		}
+		if tuned {
+			opt.KeyMajority = 1
+			opt.NoLoopTracking = true
+		}
+		if o.lease > 0 {
+			opt.KeyValidity, opt.ExtendInterval = o.lease, o.renew
+		}
+		if p := o.probe; p != nil {
+			opt.ClientBuilder = func(co rueidis.ClientOption) (rueidis.Client, error) {
+				c, err := rueidis.NewClient(co)
+				if err != nil {
+					return nil, err
+				}
+				return hookedRueidis{Client: c, p: p}, nil
+			}
+		}
+		lk, err := rueidislock.NewLocker(opt)
+		if err != nil {
+			return nil, err
+		}
+		return &rueidisLocker{lk: lk}, nil
+	}
+}
+
+func (l *rueidisLocker) owner(ctx context.Context) context.Context { return ctx }
+
+func (l *rueidisLocker) lock(ctx context.Context, name string) (*held, error) {
+	_, cancel, err := l.lk.WithContext(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &held{unlock: func() error { cancel(); return nil }}, nil
+}
+
+func (l *rueidisLocker) close() { l.lk.Close() }
+
+// errStuck reports a lock call that neither acquired nor failed in time.
+var errStuck = errors.New("lock call still waiting on a free lock: gave up")
+
+// lockWithin calls l.lock and gives up after d, for calls that should not
+// wait at all (a free lock): a waiter that misses its wake-up would
+// otherwise block the run. Unlike a deadline, the context it passes is not
+// cancelled once the lock is held, since rueidislock releases a lock whose
+// context ends; it is cancelled by the returned unlock.
+func lockWithin(ctx context.Context, l locker, name string, d time.Duration) (*held, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	t := time.AfterFunc(d, cancel)
+	h, err := l.lock(ctx, name)
+	if !t.Stop() || err != nil {
+		if h != nil {
+			_ = h.unlock()
+		}
+		cancel()
+		return nil, fmt.Errorf("%w after %v (%v)", errStuck, d, err)
+	}
+	unlock := h.unlock
+	return &held{unlock: func() error { defer cancel(); return unlock() }, extend: h.extend}, nil
+}

@@ -1,0 +1,223 @@
+// Command bench measures relock's locks against the Go peers a user would
+// pick instead (redsync, redislock, rueidislock), each in its default and
+// one tuned configuration, on one real redis-server in one run: the
+// uncontended round-trip cost, throughput and fairness under contention,
+// many locks, lease renewal of many held locks, and many waiting
+// goroutines. It writes a Markdown report, a JSON file of every figure
+// and an SVG chart.
+//
+//	cd bench && go run .            # full run, a few minutes
+//	cd bench && go run . -quick     # smoke run, seconds
+//
+// Without -redis it starts its own redis-server on a free loopback port
+// and stops it at the end; with -redis it uses lock names starting with
+// "relock-bench:" on that server and changes nothing else.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	addr := flag.String("redis", "", "host:port of a Redis to use (default: start redis-server on a free loopback port)")
+	out := flag.String("out", "results", "directory for results.md, results.json and results.svg")
+	quick := flag.Bool("quick", false, "smoke run: tiny sizes, seconds (for CI)")
+	only := flag.String("only", "", "comma-separated substrings: run only the kinds whose name contains one")
+	scen := flag.String("scenarios", "abcde", "scenarios to run: a uncontended, b contended (and f FIFO), c many locks, d watchdog, e waiters")
+	render := flag.String("render", "", "write results.md and results.svg again from this results.json, measuring nothing")
+	flag.Parse()
+	if *render != "" {
+		r, err := readReport(*render)
+		if err == nil {
+			err = r.write(*out, false)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		return 0
+	}
+
+	cfg := fullConfig()
+	if *quick {
+		cfg = quickConfig()
+	}
+	cfg.CellSeconds = cfg.CellDuration.Seconds()
+
+	var srv *server
+	if *addr == "" {
+		s, err := startServer()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		defer s.stop()
+		s.stopOnSignal()
+		srv, *addr = s, s.addr
+	}
+	admin := redis.NewClient(&redis.Options{Addr: *addr, ClientName: "relock-bench-admin"})
+	defer admin.Close()
+	ctx := context.Background()
+	if err := admin.Ping(ctx).Err(); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: cannot reach Redis at %s: %v\n", *addr, err)
+		return 1
+	}
+
+	var ks []kind
+	for _, k := range kinds() {
+		if *only == "" || containsAny(k.ID, strings.Split(*only, ",")) {
+			ks = append(ks, k)
+		}
+	}
+	e := &env{addr: *addr, admin: admin, cfg: cfg, began: time.Now()}
+	has := func(s byte) bool { return strings.IndexByte(*scen, s) >= 0 }
+	per := 0
+	for _, s := range []byte("ace d") {
+		if s != ' ' && has(s) {
+			per++
+		}
+	}
+	if has('b') {
+		per += len(cfg.Workers) * len(cfg.CriticalUs)
+	}
+	e.steps = per * len(ks)
+
+	r := &report{Meta: meta{
+		Started:   time.Now().UTC().Format(time.RFC3339),
+		Go:        runtime.Version(),
+		OS:        runtime.GOOS + "/" + runtime.GOARCH,
+		CPUs:      runtime.NumCPU(),
+		Redis:     serverVersion(ctx, admin),
+		OwnServer: srv != nil,
+		Config:    cfg,
+		Command:   "cd bench && go run ." + map[bool]string{true: " -quick", false: ""}[*quick],
+	}}
+	for _, k := range ks {
+		r.Kinds = append(r.Kinds, kindInfo{ID: k.ID, Lib: k.Lib, Config: k.Config})
+	}
+	fmt.Fprintf(os.Stderr, "bench: Redis %s at %s, %d CPUs, %d kinds, %d steps\n", r.Meta.Redis, *addr, r.Meta.CPUs, len(ks), e.steps)
+
+	if has('a') {
+		for _, k := range ks {
+			res, err := e.runUncontended(k)
+			res.Err = errText(err)
+			r.Uncontended = append(r.Uncontended, res)
+			e.progress("uncontended  %-20s Lock+Unlock p50 %6.1fus  (%.2fx two PINGs; two empty scripts %.2fx)%s", k.ID, res.LockUnlock.P50, res.Ratio, res.FloorRatio, errSuffix(err))
+		}
+	}
+	if has('b') {
+		for _, cs := range cfg.CriticalUs {
+			for _, w := range cfg.Workers {
+				c := cell{Scenario: "contended", W: w, CS: time.Duration(cs) * time.Microsecond, Names: 1}
+				for _, k := range ks {
+					res, err := e.runCell(k, c)
+					res.Err = errText(err)
+					r.Contended = append(r.Contended, res)
+					e.progress("contended    %-20s W=%-2d cs=%3dus %7.0f acq/s  max wait %8.1fms  cmds/acq %5.1f  inversions %5.1f%%%s",
+						k.ID, w, cs, res.PerSec, res.MaxWaitUs/1e3, res.CmdsPerAcq, res.InvPct, errSuffix(err))
+				}
+			}
+		}
+	}
+	if has('c') {
+		c := cell{Scenario: "many", W: cfg.ManyWorkers, Names: cfg.ManyNames}
+		for _, k := range ks {
+			res, err := e.runCell(k, c)
+			res.Err = errText(err)
+			r.Many = append(r.Many, res)
+			e.progress("many locks   %-20s %d names W=%d %7.0f acq/s  max wait %8.1fms%s", k.ID, c.Names, c.W, res.PerSec, res.MaxWaitUs/1e3, errSuffix(err))
+		}
+	}
+	if has('d') {
+		for _, k := range ks {
+			res, err := e.runWatchdog(k)
+			res.Err = errText(err)
+			r.Watchdog = append(r.Watchdog, res)
+			e.progress("watchdog     %-20s %d locks: %8.0f cmds/round, %7.1f round trips/round, CPU %6.1fms/round%s",
+				k.ID, res.Locks, res.CmdsPerRound, res.RoundTripsPerRnd, res.ClientCPUPerRound, errSuffix(err))
+		}
+	}
+	if has('e') {
+		for _, k := range ks {
+			res, err := e.runWaiters(k)
+			res.Err = errText(err)
+			r.Waiters = append(r.Waiters, res)
+			e.progress("waiters      %-20s %d waiters: %d conns (%d listening), %6.0f B/waiter, %8.0f cmds/s%s",
+				k.ID, res.Waiters, res.Connections, res.Listening, res.BytesPerWaitr, res.CmdsPerSec, errSuffix(err))
+		}
+	}
+	r.Meta.Seconds = round1(time.Since(e.began).Seconds())
+	r.Targets = r.targets()
+
+	if err := r.write(*out, true); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "bench: done in %.0fs; wrote %s/results.{md,json,svg}\n", r.Meta.Seconds, *out)
+	mine, peers := r.failures()
+	if peers > 0 {
+		fmt.Fprintf(os.Stderr, "bench: %d measurements of peers failed; see their rows\n", peers)
+	}
+	if mine > 0 {
+		fmt.Fprintf(os.Stderr, "bench: %d measurements of relock failed; see their rows\n", mine)
+		return 1
+	}
+	return 0
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if sub = strings.TrimSpace(sub); sub != "" && strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "  ERROR: " + err.Error()
+}
+
+// write writes results.md and results.svg, and results.json too unless
+// the report was read from it.
+func (r *report) write(dir string, withJSON bool) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	files := map[string][]byte{
+		"results.md":  []byte(r.markdown()),
+		"results.svg": []byte(r.svg()),
+	}
+	if withJSON {
+		files["results.json"] = r.json()
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+)
+
+// epoch is the origin of the benchmark's shared monotonic clock.
+var epoch = time.Now()
+
+// now reads the shared monotonic clock in nanoseconds; it is never 0.
+func now() int64 { return int64(time.Since(epoch)) + 1 }
+
+// A probe watches one worker's Redis client. It records when the current
+// request got its first reply (the FIFO check: a request whose first
+// attempt was answered before another request began was certainly ahead
+// of it) and counts the calls and pipelines the client sent.
+type probe struct {
+	first atomic.Int64 // now() at the first reply since reset; 0 none yet
+	calls atomic.Int64
+	pipes atomic.Int64 // pipelined batches (go-redis) or DoMulti calls
+	batch chan int     // if set, receives the size of each pipeline
+}
+
+// reset starts a new request: the next reply is its first.
+func (p *probe) reset() { p.first.Store(0) }
+
+func (p *probe) replied(n int) {
+	p.calls.Add(int64(n))
+	p.first.CompareAndSwap(0, now())
+}
+
+// goredisHook feeds a probe from a go-redis client.
+type goredisHook struct{ p *probe }
+
+func (h goredisHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h goredisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.p.calls.Add(1)
+		// Lock attempts are scripts, or SET for redsync; anything else
+		// (a watchdog renewal, a state query) is not a request's reply.
+		switch cmd.Name() {
+		case "evalsha", "eval", "set":
+			h.p.first.CompareAndSwap(0, now())
+		}
+		return err
+	}
+}
+
+func (h goredisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.p.pipes.Add(1)
+		h.p.calls.Add(int64(len(cmds)))
+		if h.p.batch != nil {
+			select {
+			case h.p.batch <- len(cmds):
+			default:
+			}
+		}
+		return err
+	}
+}
+
+// hookedRueidis feeds a probe from a rueidis client; rueidislock sends
+// every command through Do.
+type hookedRueidis struct {
+	rueidis.Client
+	p *probe
+}
+
+func (c hookedRueidis) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	r := c.Client.Do(ctx, cmd)
+	c.p.replied(1)
+	return r
+}
+
+func (c hookedRueidis) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	r := c.Client.DoMulti(ctx, multi...)
+	c.p.pipes.Add(1)
+	c.p.replied(len(multi))
+	return r
+}

@@ -1,0 +1,364 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// report is everything one run measured; results.json is its encoding.
+type report struct {
+	Meta        meta                `json:"meta"`
+	Kinds       []kindInfo          `json:"kinds"`
+	Uncontended []uncontendedResult `json:"uncontended"`
+	Contended   []cellResult        `json:"contended"`
+	Many        []cellResult        `json:"many_locks"`
+	Watchdog    []watchdogResult    `json:"watchdog"`
+	Waiters     []waitersResult     `json:"waiters"`
+	Targets     []target            `json:"targets"`
+}
+
+type meta struct {
+	Started   string  `json:"started_utc"`
+	Seconds   float64 `json:"seconds"`
+	Command   string  `json:"command"`
+	Go        string  `json:"go"`
+	OS        string  `json:"os"`
+	CPUs      int     `json:"cpus"`
+	Redis     string  `json:"redis_version"`
+	OwnServer bool    `json:"own_server_on_loopback"`
+	Config    config  `json:"config"`
+}
+
+type kindInfo struct {
+	ID     string `json:"id"`
+	Lib    string `json:"library"`
+	Config string `json:"configuration"`
+}
+
+// A target is one of the goals of issue 6, checked against this run.
+type target struct {
+	Goal     string `json:"goal"`
+	Measured string `json:"measured"`
+	Met      bool   `json:"met"`
+}
+
+// readReport loads a results.json written by an earlier run.
+func readReport(path string) (*report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &report{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
+func (r *report) json() []byte {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		panic(err) // only plain values: cannot happen
+	}
+	return append(b, '\n')
+}
+
+// failures counts the measurements that failed, relock's and the peers'
+// apart: a peer's failure is its behaviour, reported in its row, while
+// relock's is the benchmark's or the library's to fix.
+func (r *report) failures() (relock, peers int) {
+	count := func(kind, err string) {
+		switch {
+		case err == "":
+		case strings.HasPrefix(kind, "relock"):
+			relock++
+		default:
+			peers++
+		}
+	}
+	for _, x := range r.Uncontended {
+		count(x.Kind, x.Err)
+	}
+	for _, x := range append(append([]cellResult{}, r.Contended...), r.Many...) {
+		count(x.Kind, x.Err)
+	}
+	for _, x := range r.Watchdog {
+		count(x.Kind, x.Err)
+	}
+	for _, x := range r.Waiters {
+		count(x.Kind, x.Err)
+	}
+	return relock, peers
+}
+
+// us renders a duration given in microseconds.
+func us(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 1000:
+		return fmt.Sprintf("%.0f µs", v)
+	case v < 10e3:
+		return fmt.Sprintf("%.2f ms", v/1e3)
+	case v < 1e6:
+		return fmt.Sprintf("%.0f ms", v/1e3)
+	default:
+		return fmt.Sprintf("%.2f s", v/1e6)
+	}
+}
+
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+func bytesStr(v float64) string {
+	if v >= 10*1024 {
+		return fmt.Sprintf("%.0f KiB", v/1024)
+	}
+	return fmt.Sprintf("%.0f B", v)
+}
+
+type table struct {
+	b *strings.Builder
+}
+
+func (t table) row(cells ...string) {
+	t.b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+}
+
+// header writes a table header whose first left columns are text (left
+// aligned) and the rest numbers (right aligned).
+func (t table) header(left int, cells ...string) {
+	t.row(cells...)
+	seps := make([]string, len(cells))
+	for i := range seps {
+		seps[i] = "---"
+		if i >= left {
+			seps[i] = "---:"
+		}
+	}
+	t.row(seps...)
+}
+
+// contendedHeader and contendedRow are the columns of every contended
+// table.
+func contendedHeader(t table, withW bool) {
+	cols := []string{"lock"}
+	if withW {
+		cols = append(cols, "W")
+	}
+	t.header(1, append(cols, "acq/s", "held", "per worker min–max", "wait p50", "wait p99", "max wait",
+		"handoff p50", "handoff p99", "releaser again", "FIFO inversions", "cmds/acq", "incl. in Lua", "Redis CPU/acq")...)
+}
+
+func contendedRow(t table, c cellResult, withW bool) {
+	cols := []string{c.Kind}
+	if withW {
+		cols = append(cols, fmt.Sprint(c.Workers))
+	}
+	if c.Err != "" {
+		t.row(append(cols, "error: "+c.Err)...)
+		return
+	}
+	t.row(append(cols, num(c.PerSec), us(c.HeldUs), fmt.Sprintf("%d–%d", c.WorkerMin, c.WorkerMax),
+		us(c.Wait.P50), us(c.Wait.P99), us(c.MaxWaitUs),
+		us(c.Handoff.P50), us(c.Handoff.P99), fmt.Sprintf("%.0f%%", c.SelfPct),
+		fmt.Sprintf("%d (%.1f%%)", c.Inversions, c.InvPct),
+		num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), us(c.RedisCPUPerAcq))...)
+}
+
+func (r *report) cell(kindID string, w, cs int) *cellResult {
+	for i := range r.Contended {
+		c := &r.Contended[i]
+		if c.Kind == kindID && c.Workers == w && c.CriticalUs == cs {
+			return c
+		}
+	}
+	return nil
+}
+
+// headline is the table the README quotes: 16 workers (or the largest
+// run), the longest critical section.
+func (r *report) headline() (w, cs int) {
+	cfg := r.Meta.Config
+	w = cfg.Workers[len(cfg.Workers)-1]
+	for _, x := range cfg.Workers {
+		if x == 16 {
+			w = 16
+		}
+	}
+	return w, cfg.CriticalUs[len(cfg.CriticalUs)-1]
+}
+
+func (r *report) markdown() string {
+	var b strings.Builder
+	t := table{&b}
+	m := r.Meta
+	fmt.Fprintf(&b, "# relock benchmark results\n\n")
+	server := "a Redis given with -redis"
+	if m.OwnServer {
+		server = "a redis-server the benchmark started on loopback"
+	}
+	fmt.Fprintf(&b, "`%s`, started %s, took %.0f s. %s, %s, %d CPUs; Redis %s, %s. ",
+		m.Command, m.Started, m.Seconds, m.Go, m.OS, m.CPUs, m.Redis, server)
+	fmt.Fprintf(&b, "Each contended cell runs %.1f s; every worker has its own client (its own connections, as a separate process would). "+
+		"Figures on a shared 2-core machine are noisy: compare rows of one run, not runs.\n\n", m.Config.CellSeconds)
+	if m.Config.Quick {
+		b.WriteString("**This is a -quick smoke run: sizes are tiny and the figures mean little.**\n\n")
+	}
+
+	b.WriteString("## Configurations\n\n")
+	t.header(3, "lock", "library", "configuration")
+	for _, k := range r.Kinds {
+		t.row(k.ID, k.Lib, k.Config)
+	}
+
+	if len(r.Contended) > 0 {
+		w, cs := r.headline()
+		fmt.Fprintf(&b, "\n## Headline: %d workers on one lock, %d µs critical section\n\n", w, cs)
+		contendedHeader(t, false)
+		for _, k := range r.Kinds {
+			if c := r.cell(k.ID, w, cs); c != nil {
+				contendedRow(t, *c, false)
+			}
+		}
+	}
+
+	if len(r.Targets) > 0 {
+		b.WriteString("\n## Targets (issue 6)\n\n")
+		t.header(3, "target", "measured in this run", "met")
+		for _, x := range r.Targets {
+			t.row(x.Goal, x.Measured, map[bool]string{true: "yes", false: "**no**"}[x.Met])
+		}
+	}
+
+	if len(r.Uncontended) > 0 {
+		b.WriteString("\n## (a) Uncontended Lock+Unlock\n\n")
+		b.WriteString("One worker, a name nobody else uses. Two round trips (lock, unlock) are the floor, so each Lock+Unlock is timed next to two PINGs sent back to back on a plain go-redis client " +
+			"(2 × the PING round trip, measured the way the lock's two calls are), and the ratio compares the p50s. " +
+			"Every lock here runs Lua scripts, so the next column times two EVALSHA calls of an empty script in the same loop: what Lua alone adds to two round trips. " +
+			"**stuck calls**: Lock calls on the free lock still waiting after 5 s, abandoned (and left out of the figures).\n\n")
+		t.header(1, "lock", "p50", "p99", "2 PINGs p50", "p50 / 2 PINGs p50", "2 empty EVALSHA / 2 PINGs, p50", "cmds per Lock+Unlock", "stuck calls")
+		for _, x := range r.Uncontended {
+			if x.Err != "" {
+				t.row(x.Kind, "error: "+x.Err)
+				continue
+			}
+			t.row(x.Kind, us(x.LockUnlock.P50), us(x.LockUnlock.P99), us(x.Ping.P50), fmt.Sprintf("%.2f×", x.Ratio), fmt.Sprintf("%.2f×", x.FloorRatio), num(x.CmdsPerOp), fmt.Sprint(x.Stuck))
+		}
+	}
+
+	if len(r.Contended) > 0 {
+		b.WriteString("\n## (b) Contended: W workers on one lock\n\n")
+		b.WriteString("Each worker loops Lock, critical section (a sleep), Unlock. **held**: the critical section as measured, grant to release; a sleep of 200 µs takes longer on a loaded machine, and the throughput of every lock is bounded by 1/held. **wait**: Lock call to return; **max wait** includes calls still waiting when the window closed. " +
+			"**handoff**: the holder calling Unlock to the next holder's Lock returning. **releaser again**: grants that went to the worker that released last (barging). " +
+			"**FIFO inversions**: grants made while an earlier request still waited (see below). **cmds/acq**: commands clients sent per acquisition (INFO commandstats; an EVALSHA counts once), **incl. in Lua**: with the commands scripts ran. **Redis CPU/acq**: the server's CPU time per acquisition.\n")
+		for _, cs := range m.Config.CriticalUs {
+			fmt.Fprintf(&b, "\n### Critical section %d µs\n\n", cs)
+			contendedHeader(t, true)
+			for _, w := range m.Config.Workers {
+				for _, k := range r.Kinds {
+					if c := r.cell(k.ID, w, cs); c != nil {
+						contendedRow(t, *c, true)
+					}
+				}
+			}
+		}
+	}
+
+	if len(r.Many) > 0 {
+		c0 := r.Many[0]
+		fmt.Fprintf(&b, "\n## (c) Many locks: %d names, %d workers, no critical section\n\n", c0.Names, c0.Workers)
+		t.header(1, "lock", "acq/s", "per worker min–max", "wait p50", "wait p99", "max wait", "cmds/acq", "incl. in Lua", "Redis CPU/acq")
+		for _, c := range r.Many {
+			if c.Err != "" {
+				t.row(c.Kind, "error: "+c.Err)
+				continue
+			}
+			t.row(c.Kind, num(c.PerSec), fmt.Sprintf("%d–%d", c.WorkerMin, c.WorkerMax), us(c.Wait.P50), us(c.Wait.P99), us(c.MaxWaitUs),
+				num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), us(c.RedisCPUPerAcq))
+		}
+	}
+
+	if len(r.Watchdog) > 0 {
+		x0 := r.Watchdog[0]
+		fmt.Fprintf(&b, "\n## (d) Keeping %d held locks alive: one client, lease %d ms renewed every %d ms, %d rounds\n\n",
+			x0.Locks, x0.LeaseMs, x0.RenewMs, x0.Rounds)
+		b.WriteString("redsync and redislock renew nothing themselves; their rows run the pattern their docs suggest, a goroutine per lock calling Extend/Refresh on a ticker. " +
+			"**round trips**: pipelines for relock (all renewals of a round in one), single calls for the others.\n\n")
+		t.header(2, "lock", "mechanism", "cmds/round", "round trips/round", "client CPU/round", "Redis CPU/round", "client memory/lock", "goroutines", "lost", "stuck")
+		for _, x := range r.Watchdog {
+			if x.Err != "" {
+				t.row(x.Kind, x.Mechanism, "error: "+x.Err)
+				continue
+			}
+			t.row(x.Kind, x.Mechanism, num(x.CmdsPerRound), num(x.RoundTripsPerRnd), fmt.Sprintf("%.1f ms", x.ClientCPUPerRound),
+				fmt.Sprintf("%.1f ms", x.RedisCPUPerRound), bytesStr(x.BytesPerLock), fmt.Sprint(max(0, x.Goroutines)), fmt.Sprint(x.Lost), fmt.Sprint(x.Stuck))
+		}
+	}
+
+	if len(r.Waiters) > 0 {
+		x0 := r.Waiters[0]
+		fmt.Fprintf(&b, "\n## (e) %d goroutines of one client waiting on %d held locks\n\n", x0.Waiters, x0.Locks)
+		b.WriteString("**connections**: server connections the waiting client opened (CLIENT LIST), **listening**: those subscribed or tracking keys. " +
+			"**memory**: Go heap and stacks per waiting goroutine. **cmds/s**: what the waiting costs Redis.\n\n")
+		t.header(2, "lock", "how waiters learn of a release", "connections", "listening", "memory/waiter", "cmds/s while waiting", "Redis CPU", "errors")
+		for _, x := range r.Waiters {
+			if x.Err != "" {
+				t.row(x.Kind, x.Mechanism, "error: "+x.Err)
+				continue
+			}
+			t.row(x.Kind, x.Mechanism, fmt.Sprint(x.Connections), fmt.Sprint(x.Listening), bytesStr(x.BytesPerWaitr),
+				num(x.CmdsPerSec), fmt.Sprintf("%.0f%%", x.RedisCPUPct), fmt.Sprint(x.Errors))
+		}
+	}
+
+	if len(r.Contended) > 0 {
+		b.WriteString("\n## (f) FIFO inversions\n\n")
+		b.WriteString("A request is *certainly ahead* of another when its first acquire attempt was answered (its worker's client saw the reply) before the other's Lock call began: " +
+			"the server had queued it, or for the peers seen it fail, before the other existed. A grant is an inversion when a request certainly ahead of it was still waiting. " +
+			"Requests that overlap are never counted, so a FIFO lock scores 0 whatever the timing. Figures: inversions as a share of grants; " +
+			"max wait / p50 wait in brackets.\n\n")
+		cols := []string{"lock"}
+		for _, cs := range m.Config.CriticalUs {
+			for _, w := range m.Config.Workers {
+				cols = append(cols, fmt.Sprintf("W=%d, %d µs", w, cs))
+			}
+		}
+		t.header(1, cols...)
+		for _, k := range r.Kinds {
+			row := []string{k.ID}
+			for _, cs := range m.Config.CriticalUs {
+				for _, w := range m.Config.Workers {
+					c := r.cell(k.ID, w, cs)
+					switch {
+					case c == nil:
+						row = append(row, "")
+					case c.Err != "":
+						row = append(row, "error")
+					default:
+						row = append(row, fmt.Sprintf("%.1f%% (%s)", c.InvPct, ratio(c.MaxWaitUs, c.Wait.P50)))
+					}
+				}
+			}
+			t.row(row...)
+		}
+	}
+	return b.String()
+}
+
+func ratio(a, b float64) string {
+	if b <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f×", a/b)
+}

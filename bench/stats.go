@@ -1,0 +1,57 @@
+package main
+
+import (
+	"math"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// A dist summarizes a sample of durations, in microseconds.
+type dist struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean_us"`
+	P50  float64 `json:"p50_us"`
+	P99  float64 `json:"p99_us"`
+	Max  float64 `json:"max_us"`
+}
+
+// summarize sorts ns in place and summarizes it.
+func summarize(ns []int64) dist {
+	if len(ns) == 0 {
+		return dist{}
+	}
+	slices.Sort(ns)
+	var sum float64
+	for _, v := range ns {
+		sum += float64(v)
+	}
+	us := func(v int64) float64 { return float64(v) / 1e3 }
+	return dist{
+		N:    len(ns),
+		Mean: sum / float64(len(ns)) / 1e3,
+		P50:  us(quantile(ns, 0.50)),
+		P99:  us(quantile(ns, 0.99)),
+		Max:  us(ns[len(ns)-1]),
+	}
+}
+
+// quantile is the nearest-rank quantile of sorted.
+func quantile(sorted []int64, q float64) int64 {
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// cpuTime is the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// round1 rounds to one decimal, round2 to two: JSON and tables show what
+// the measurement can tell.
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// uncontendedResult is scenario (a): one worker locking and unlocking a
+// name nobody else uses, each Lock+Unlock next to a PING and two empty
+// scripts on a plain go-redis client, so all see the same machine load.
+type uncontendedResult struct {
+	Kind       string  `json:"kind"`
+	LockUnlock dist    `json:"lock_unlock"`
+	Ping       dist    `json:"two_pings"` // two PINGs back to back: two round trips
+	Ratio      float64 `json:"p50_over_two_pings_p50"`
+	// Floor is two EVALSHA calls of an empty script on the PING client:
+	// the least two round trips through Lua cost, which every scripted
+	// lock pays.
+	Floor      dist    `json:"two_empty_evalsha"`
+	FloorRatio float64 `json:"two_empty_evalsha_p50_over_two_pings_p50"`
+	Calls      float64 `json:"client_calls_per_lock_unlock"`
+	CmdsPerOp  float64 `json:"redis_commands_per_lock_unlock"`
+	// Stuck counts Lock calls on the free lock that had not returned
+	// after stuckAfter and were abandoned.
+	Stuck int    `json:"stuck_calls"`
+	Err   string `json:"error,omitempty"`
+}
+
+// emptyScript measures what Lua itself costs a round trip.
+var emptyScript = redis.NewScript("return 1")
+
+func (e *env) runUncontended(k kind) (uncontendedResult, error) {
+	res := uncontendedResult{Kind: k.ID}
+	p := &probe{}
+	l, err := k.open(e.addr, openOpts{probe: p})
+	if err != nil {
+		return res, err
+	}
+	defer l.close()
+	pinger := redis.NewClient(&redis.Options{Addr: e.addr})
+	defer pinger.Close()
+	ctx := l.owner(context.Background())
+	name := e.name("uncontended", k.ID)
+	n := e.cfg.UncontendedOps
+	once := func() error {
+		h, err := lockWithin(ctx, l, name, stuckAfter)
+		if err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+		if err := h.unlock(); err != nil {
+			return fmt.Errorf("unlock: %w", err)
+		}
+		return nil
+	}
+	for range n / 10 { // warm-up: connections, scripts
+		if err := once(); err != nil {
+			return res, err
+		}
+		if err := pinger.Ping(ctx).Err(); err != nil {
+			return res, err
+		}
+	}
+	ops, pings, floors := make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
+	floor := func() error {
+		for range 2 {
+			if err := emptyScript.Run(ctx, pinger, nil).Err(); err != nil && !errors.Is(err, redis.Nil) {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := floor(); err != nil {
+		return res, err
+	}
+	before, calls0 := e.snapshot(), p.calls.Load()
+	for range n {
+		// Two PINGs back to back, as the lock's two calls are: the
+		// second of two calls finds the goroutines and the connection
+		// warm, so timing one PING and doubling it would flatter the
+		// floor's cost against the lock's.
+		t0 := now()
+		for range 2 {
+			if err := pinger.Ping(ctx).Err(); err != nil {
+				return res, err
+			}
+		}
+		tf := now()
+		if err := floor(); err != nil {
+			return res, err
+		}
+		floors = append(floors, now()-tf)
+		t1 := now()
+		if err := once(); err != nil {
+			// A stuck call is the library's doing: count it, and go on
+			// while they are rare.
+			if !errors.Is(err, errStuck) || res.Stuck >= 3 {
+				return res, err
+			}
+			res.Stuck++
+			continue
+		}
+		pings, ops = append(pings, tf-t0), append(ops, now()-t1)
+	}
+	d := before.to(e.snapshot())
+	res.LockUnlock, res.Ping, res.Floor = summarize(ops), summarize(pings), summarize(floors)
+	res.Ratio = round2(res.LockUnlock.P50 / res.Ping.P50)
+	res.FloorRatio = round2(res.Floor.P50 / res.Ping.P50)
+	res.Calls = round2(float64(p.calls.Load()-calls0) / float64(n))
+	// The PINGs and empty scripts are the benchmark's, not the lock's.
+	res.CmdsPerOp = round2(float64(d.sent(k.inner)-d.calls["ping"]-int64(2*len(floors))) / float64(n))
+	return res, nil
+}

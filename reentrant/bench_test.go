@@ -1,0 +1,118 @@
+package reentrant_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/reentrant"
+	"github.com/relock-go/relock/scripts"
+)
+
+// The hot paths of the reentrant lock on the package's redis-server. Run
+// with: go test -run '^$' -bench . ./reentrant
+
+// BenchmarkLockUnlock is the uncontended path: one acquire script call,
+// the local hold record and watchdog registration, one unlock script call.
+func BenchmarkLockUnlock(b *testing.B) {
+	mu := reentrant.New(newClient(b, nil), redistest.Key(b), nil)
+	ctx := relock.WithNewOwner(context.Background())
+	b.ReportAllocs()
+	for b.Loop() {
+		lctx, err := mu.Lock(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := mu.Unlock(lctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScripts is the floor under BenchmarkLockUnlock: the same two
+// scripts (acquire, unlock) called straight through go-redis, without the
+// hold record, the watchdog or the contexts. The difference between the
+// two is what the Go side of Lock+Unlock costs.
+func BenchmarkScripts(b *testing.B) {
+	rdb := srv.Client(b)
+	name := redistest.Key(b)
+	keys := []string{name, channelOf(name)}
+	field := "5b7e3f7e-8d4a-4c1e-9d0b-2f6f0d1c3a44:1"
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := scripts.Acquire.Run(ctx, rdb, keys[:1], 30000, field).Err(); !errors.Is(err, redis.Nil) {
+			b.Fatalf("acquire: %v", err)
+		}
+		if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, field, "PUBLISH").Err(); err != nil {
+			b.Fatalf("unlock: %v", err)
+		}
+	}
+}
+
+// BenchmarkTryLockHeld is one failed script call: TryLock with no wait on
+// a lock another owner holds.
+func BenchmarkTryLockHeld(b *testing.B) {
+	rc := newClient(b, nil)
+	name := redistest.Key(b)
+	holder := reentrant.New(rc, name, nil)
+	hctx := lockT(b, holder, relock.WithNewOwner(context.Background()))
+	defer unlockT(b, holder, hctx)
+	mu := reentrant.New(rc, name, nil)
+	ctx := relock.WithNewOwner(context.Background())
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := mu.TryLock(ctx, 0); !errors.Is(err, relock.ErrNotAcquired) {
+			b.Fatalf("TryLock of a held lock: %v", err)
+		}
+	}
+}
+
+// BenchmarkContended is the wait loop under contention: four clients,
+// each its own "process" with one worker, on one lock; an op is one
+// acquisition by any of them.
+func BenchmarkContended(b *testing.B) {
+	name := redistest.Key(b)
+	const workers = 4
+	mus := make([]*reentrant.Mutex, workers)
+	for i := range mus {
+		mus[i] = reentrant.New(newClient(b, nil), name, nil)
+	}
+	next := make(chan struct{}, workers)
+	b.ReportAllocs()
+	b.ResetTimer()
+	go func() {
+		for range b.N {
+			next <- struct{}{}
+		}
+		close(next)
+	}()
+	errs := make(chan error, workers)
+	for _, mu := range mus {
+		go func() {
+			ctx := relock.WithNewOwner(context.Background())
+			for range next {
+				lctx, err := mu.Lock(ctx)
+				if err == nil {
+					err = mu.Unlock(lctx)
+				}
+				if err != nil {
+					errs <- err
+					for range next {
+					}
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			b.Error(err)
+		}
+	}
+}

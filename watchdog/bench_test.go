@@ -1,0 +1,114 @@
+package watchdog_test
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/watchdog"
+)
+
+// BenchmarkRound measures renewal rounds of n held locks on the package's
+// redis-server: one op is one round, one pipeline of n renewals. ns/op is
+// the round interval; round-ns is how long the pipeline took, cpu-ns/round
+// the process CPU per round (the watchdog is all that runs), and
+// allocs/op the allocations per round. Run with:
+// go test -run '^$' -bench Round ./watchdog
+func BenchmarkRound(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("leases=%d", n), func(b *testing.B) { benchmarkRound(b, n) })
+	}
+}
+
+// roundHook reports every pipeline's size and duration.
+type roundHook struct{ rounds chan<- [2]int64 }
+
+func (roundHook) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (roundHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h roundHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		t := time.Now()
+		err := next(ctx, cmds)
+		h.rounds <- [2]int64{int64(len(cmds)), int64(time.Since(t))}
+		return err
+	}
+}
+
+func benchmarkRound(b *testing.B, n int) {
+	// A lease long enough that a round of 10k renewals on a loaded
+	// 2-core machine ends well within its interval.
+	const timeout = 600 * time.Millisecond
+	ctx := context.Background()
+	rounds := make(chan [2]int64, 1024)
+	// ContextTimeoutEnabled: the watchdog renews through this client, so
+	// the hook sees its rounds.
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+
+	prefix := fmt.Sprintf("%s:%d", b.Name(), time.Now().UnixNano())
+	field := "5b7e3f7e-8d4a-4c1e-9d0b-2f6f0d1c3a44:1"
+	pipe := rdb.Pipeline()
+	for i := range n {
+		key := fmt.Sprintf("%s:%d", prefix, i)
+		pipe.HSet(ctx, key, field, 1)
+		pipe.PExpire(ctx, key, timeout)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		b.Fatal(err)
+	}
+	// Loaded now, the renewal script is never answered NOSCRIPT: every
+	// round is one pipeline.
+	if err := scripts.Renew.Load(ctx, rdb).Err(); err != nil {
+		b.Fatal(err)
+	}
+	rdb.AddHook(roundHook{rounds})
+
+	w := watchdog.New(rdb, timeout, nil)
+	defer w.Stop()
+	lost := make(chan error, n)
+	sent := time.Now()
+	for i := range n {
+		key := fmt.Sprintf("%s:%d", prefix, i)
+		r := watchdog.Renewal{Script: scripts.Renew, Keys: []string{key}, Args: []any{timeout.Milliseconds(), field}}
+		if _, err := w.Watch(r, sent, func(err error) { lost <- err }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	next := func() int64 {
+		for {
+			r := <-rounds
+			if r[0] >= int64(n) {
+				return r[1]
+			}
+		}
+	}
+	next()
+
+	var took int64
+	b.ReportAllocs()
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for range b.N {
+		took += next()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(took)/float64(b.N), "round-ns")
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/round")
+	if len(lost) > 0 {
+		b.Errorf("%d leases lost: %v", len(lost), <-lost)
+	}
+}
+
+// cpuTime is the process's user plus system CPU time in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
