@@ -125,10 +125,7 @@ func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.Forc
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
 
 // IsHeld reports whether ctx's owner holds the lock, as Redis sees it.
-func (m *Mutex) IsHeld(ctx context.Context) (bool, error) {
-	n, err := m.l.HoldCount(ctx)
-	return n > 0, err
-}
+func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.l.IsHeld(ctx) }
 
 // HoldCount returns how many holds ctx's owner has on the lock, as Redis
 // counts them.

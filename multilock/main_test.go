@@ -21,12 +21,7 @@ func newClients(t testing.TB, opts *relock.Options) [3]*relock.Client {
 	t.Helper()
 	var rcs [3]*relock.Client
 	for i, s := range servers {
-		rc, err := relock.New(s.Client(t), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rc.Close() })
-		rcs[i] = rc
+		rcs[i] = redistest.Relock(t, s.Client(t), opts)
 	}
 	return rcs
 }

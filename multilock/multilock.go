@@ -26,9 +26,8 @@ type MultiLock struct {
 
 // hold is one owner's holds of the MultiLock.
 type hold struct {
-	count   int
-	cancels []context.CancelCauseFunc // of the contexts Lock returned
-	stops   []func() bool             // their watches on member contexts
+	count int
+	ends  core.Ends // the contexts Lock returned, their watches on members
 }
 
 var _ relock.Locker = (*MultiLock)(nil)
@@ -135,10 +134,6 @@ func (ml *MultiLock) lock(ctx context.Context, bound time.Duration) (context.Con
 // cause of the first member context to end.
 func (ml *MultiLock) granted(ctx context.Context, owner int64, members []context.Context) context.Context {
 	lctx, cancel := context.WithCancelCause(ctx)
-	stops := make([]func() bool, len(members))
-	for i, mctx := range members {
-		stops[i] = context.AfterFunc(mctx, func() { cancel(context.Cause(mctx)) })
-	}
 	ml.mu.Lock()
 	defer ml.mu.Unlock()
 	h := ml.holds[owner]
@@ -147,8 +142,10 @@ func (ml *MultiLock) granted(ctx context.Context, owner int64, members []context
 		ml.holds[owner] = h
 	}
 	h.count++
-	h.cancels = append(h.cancels, cancel)
-	h.stops = append(h.stops, stops...)
+	h.ends.Add(cancel)
+	for _, mctx := range members {
+		h.ends.Watch(context.AfterFunc(mctx, func() { cancel(context.Cause(mctx)) }))
+	}
 	return lctx
 }
 
@@ -194,10 +191,5 @@ func (ml *MultiLock) released(owner int64) {
 	}
 	delete(ml.holds, owner)
 	ml.mu.Unlock()
-	for _, stop := range h.stops {
-		stop()
-	}
-	for _, cancel := range h.cancels {
-		cancel(nil)
-	}
+	h.ends.End(nil)
 }

@@ -36,7 +36,7 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) context
 		rl.holds[owner] = h
 	}
 	h.count++
-	h.cancels = append(h.cancels, cancel)
+	h.ends.Add(cancel)
 	for i, node := range rl.nodes {
 		if !a.acquired[i] {
 			if !a.had[i] {
@@ -59,7 +59,7 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) context
 			h.down[i] = true
 			continue
 		}
-		h.stops = append(h.stops, context.AfterFunc(nctx, func() { rl.nodeEnded(owner, h, i, nctx) }))
+		h.ends.Watch(context.AfterFunc(nctx, func() { rl.nodeEnded(owner, h, i, nctx) }))
 	}
 	rl.checkQuorumLocked(h)
 	return lctx
@@ -85,9 +85,7 @@ func (rl *RedLock) checkQuorumLocked(h *hold) {
 		return
 	}
 	cause := fmt.Errorf("%w: held by %d of %d masters, quorum %d", relock.ErrLockLost, len(rl.nodes)-len(h.down), len(rl.nodes), rl.quorum)
-	for _, c := range h.cancels {
-		c(cause)
-	}
+	h.ends.Cancel(cause)
 }
 
 // Unlock releases one hold of ctx's owner on every master at once, and
@@ -160,10 +158,5 @@ func (rl *RedLock) released(owner int64) {
 	}
 	delete(rl.holds, owner)
 	rl.mu.Unlock()
-	for _, stop := range h.stops {
-		stop()
-	}
-	for _, cancel := range h.cancels {
-		cancel(nil)
-	}
+	h.ends.End(nil)
 }

@@ -21,12 +21,7 @@ func clientsOn(t testing.TB, servers []*redistest.Server, opts *relock.Options) 
 	t.Helper()
 	rcs := make([]*relock.Client, len(servers))
 	for i, s := range servers {
-		rc, err := relock.New(s.Client(t), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rc.Close() })
-		rcs[i] = rc
+		rcs[i] = redistest.Relock(t, s.Client(t), opts)
 	}
 	return rcs
 }

@@ -58,10 +58,9 @@ type RedLock struct {
 
 // hold is one owner's holds of the RedLock.
 type hold struct {
-	count   int
-	down    map[int]bool // masters not holding it: never acquired, or lost
-	cancels []context.CancelCauseFunc
-	stops   []func() bool
+	count int
+	down  map[int]bool // masters not holding it: never acquired, or lost
+	ends  core.Ends
 }
 
 var _ relock.Locker = (*RedLock)(nil)

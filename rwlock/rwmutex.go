@@ -184,10 +184,7 @@ func (s *Side) IsLocked(ctx context.Context) (bool, error) {
 }
 
 // IsHeld reports whether ctx's owner holds this side, as Redis sees it.
-func (s *Side) IsHeld(ctx context.Context) (bool, error) {
-	n, err := s.l.HoldCount(ctx)
-	return n > 0, err
-}
+func (s *Side) IsHeld(ctx context.Context) (bool, error) { return s.l.IsHeld(ctx) }
 
 // HoldCount returns how many holds ctx's owner has on this side.
 func (s *Side) HoldCount(ctx context.Context) (int, error) { return s.l.HoldCount(ctx) }

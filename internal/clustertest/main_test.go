@@ -67,12 +67,7 @@ const wait = 10 * time.Second
 // if it were a separate process; both close when t ends.
 func newClient(t testing.TB, rdb redis.UniversalClient, opts *relock.Options) *relock.Client {
 	t.Helper()
-	rc, err := relock.New(rdb, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rc.Close() })
-	return rc
+	return redistest.Relock(t, rdb, opts)
 }
 
 // eventually polls cond every 10ms until it holds, failing t if it does

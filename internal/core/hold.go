@@ -21,11 +21,11 @@ type HoldKey struct {
 // what keeps it alive. Holds live in Client.holds, guarded by Client.mu,
 // so every Mutex value with the same name on the same client shares them.
 type hold struct {
-	count   int
-	token   int64
-	cancels []context.CancelCauseFunc
-	lease   *watchdog.Lease // watchdog mode
-	expiry  *time.Timer     // fixed-lease mode: forgets the hold at its end
+	count  int
+	token  int64
+	ends   Ends
+	lease  *watchdog.Lease // watchdog mode
+	expiry *time.Timer     // fixed-lease mode: forgets the hold at its end
 }
 
 // end cancels every context the hold returned. cause nil means a plain
@@ -37,9 +37,7 @@ func (h *hold) end(cause error) {
 	if h.expiry != nil {
 		h.expiry.Stop()
 	}
-	for _, cancel := range h.cancels {
-		cancel(cause)
-	}
+	h.ends.Cancel(cause)
 }
 
 // A Grant describes a successful acquire.
@@ -91,7 +89,7 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 			h.lease = lease
 		}
 	}
-	h.cancels = append(h.cancels, cancel)
+	h.ends.Add(cancel)
 	if fresh {
 		c.holds[key] = h
 	}

@@ -87,12 +87,7 @@ func newRedis(tb testing.TB, addr string) *redis.Client {
 // addr, as if it were a separate process; both close when tb ends.
 func newClient(tb testing.TB, addr string, opts *relock.Options) *relock.Client {
 	tb.Helper()
-	rc, err := relock.New(newRedis(tb, addr), opts)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { rc.Close() })
-	return rc
+	return redistest.Relock(tb, newRedis(tb, addr), opts)
 }
 
 // requireReal skips tb when the shared server is miniredis (no

@@ -19,6 +19,12 @@ func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
 	return n == 1, nil
 }
 
+// IsHeld reports whether ctx's owner holds the lock, as Redis sees it.
+func (l *Lock) IsHeld(ctx context.Context) (bool, error) {
+	n, err := l.HoldCount(ctx)
+	return n > 0, err
+}
+
 // HoldCount returns the holds of ctx's owner as Redis counts them.
 func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 	if err := l.Check(); err != nil {

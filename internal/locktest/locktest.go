@@ -127,12 +127,7 @@ func (e *env) redisWith(t testing.TB, set func(*redis.UniversalOptions)) redis.U
 // were a separate process; both close when t ends.
 func (e *env) client(t testing.TB, opts *relock.Options) *relock.Client {
 	t.Helper()
-	rc, err := relock.New(e.redis(t), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rc.Close() })
-	return rc
+	return redistest.Relock(t, e.redis(t), opts)
 }
 
 // isolated returns an env whose deployment carries only what t does, for
