@@ -6,7 +6,10 @@
 // channel costs no Redis command, and the last one to leave unsubscribes.
 // In sharded mode (Redis Cluster with SSUBSCRIBE) a hub keeps one connection
 // per master node, since a sharded subscription must live on the node that
-// owns the channel's slot.
+// owns the channel's slot. When a slot moves (the server drops the
+// subscription) or a master stops answering (a failover may be under way),
+// the hub asks the cluster layout for the channel's owner and moves the
+// channel there, waking its waiters.
 //
 // Messages follow Redisson's convention: "0" wakes one local waiter on the
 // channel (the one that has waited longest since it was last woken), any
