@@ -65,17 +65,33 @@ func chaos(t *testing.T, cfg run, proxies []*proxy, holding []atomic.Bool, stats
 				return
 			}
 		default:
-			for k := range holding {
-				if c := (c + k) % len(holding); holding[c].Load() {
-					stats.HolderPauses.Add(1)
-					if !partition(c, cfg.Watchdog*3/2) {
-						return
-					}
-					break
-				}
+			// Pause the next client seen holding a lock, looking for up
+			// to 2s: a pause that finds nobody holding tests nothing.
+			if !pauseHolder(c, func(c int) bool {
+				stats.HolderPauses.Add(1)
+				return partition(c, cfg.Watchdog*3/2)
+			}, holding, sleep) {
+				return
 			}
 		}
 	}
+}
+
+// pauseHolder calls pause for the first client, from c on, found holding
+// a lock, looking every 20ms for up to 2s. It reports false when the run
+// is over.
+func pauseHolder(c int, pause func(int) bool, holding []atomic.Bool, sleep func(time.Duration) bool) bool {
+	for range 100 {
+		for k := range holding {
+			if h := (c + k) % len(holding); holding[h].Load() {
+				return pause(h)
+			}
+		}
+		if !sleep(20 * time.Millisecond) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestHistoryUnderFaults: 8 Clients, each behind its own proxy, take 500
