@@ -173,7 +173,7 @@ func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []strin
 			return v, err
 		}
 		var netErr net.Error
-		if errors.As(err, &netErr) {
+		if errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) {
 			// A master that timed out may be failing over: let the next
 			// call find out where its slots went.
 			cc.ReloadState(ctx)
