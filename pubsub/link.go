@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 const (
@@ -104,8 +105,11 @@ func ownClient(node *redis.Client) *redis.Client {
 	o.ContextTimeoutEnabled = true
 	o.DialTimeout = min(o.DialTimeout, shardHealthInterval)
 	o.ReadTimeout, o.WriteTimeout = shardHealthInterval, shardHealthInterval
-	// State the node's client built for itself must not be shared.
+	// State the node's client built for itself must not be shared (the
+	// node's client may update its maintenance-notification settings
+	// while this copy is made; relock's own clients need none).
 	o.PushNotificationProcessor = nil
+	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	o.ClientSideCache, o.ClientSideCacheConfig = nil, nil
 	return redis.NewClient(&o)
 }

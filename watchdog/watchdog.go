@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // Reasons passed to a lease's lost callback.
@@ -248,6 +249,7 @@ func deadlineClient(rdb redis.UniversalClient) (redis.UniversalClient, func() er
 			// no client-side cache.
 			cp.PushNotificationProcessor = nil
 			cp.ClientSideCache, cp.ClientSideCacheConfig = nil, nil
+			cp.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 			n := redis.NewClient(&cp)
 			return n, n.Close
 		}
@@ -256,6 +258,7 @@ func deadlineClient(rdb redis.UniversalClient) (redis.UniversalClient, func() er
 			cp := *o
 			cp.ContextTimeoutEnabled = true
 			cp.PushNotificationProcessor = nil
+			cp.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 			n := redis.NewClusterClient(&cp)
 			return n, n.Close
 		}

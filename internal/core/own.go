@@ -1,6 +1,9 @@
 package core
 
-import "github.com/redis/go-redis/v9"
+import (
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
 
 // scriptClient returns the client relock sends its acquire scripts
 // through, and how to close it: one with go-redis's retries off
@@ -29,6 +32,9 @@ func scriptClient(rdb redis.UniversalClient) (redis.UniversalClient, func() erro
 			// client-side cache.
 			cp.PushNotificationProcessor = nil
 			cp.ClientSideCache, cp.ClientSideCacheConfig = nil, nil
+			// The original updates its maintenance-notification settings
+			// while in use; the copy gets its own, off.
+			cp.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 			n := redis.NewClient(&cp)
 			return n, n.Close
 		}
@@ -37,6 +43,7 @@ func scriptClient(rdb redis.UniversalClient) (redis.UniversalClient, func() erro
 			cp := *o
 			cp.MaxRetries, cp.ContextTimeoutEnabled = -1, true
 			cp.PushNotificationProcessor = nil
+			cp.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 			n := redis.NewClusterClient(&cp)
 			return n, n.Close
 		}
