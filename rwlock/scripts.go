@@ -62,7 +62,7 @@ func (s *Side) unlock(ctx context.Context, field string) (any, error) {
 }
 
 func (s *Side) forceScript(ctx context.Context, mode string) (any, error) {
-	return core.Eval(ctx, s.l.C.Redis, scripts.RWForceUnlock, s.keys, mode, s.l.C.Publish)
+	return core.Eval(ctx, s.l.C.Redis, scripts.RWForceUnlock, []string{s.l.Name, s.keys[1], s.tagged}, mode, s.l.C.Publish)
 }
 
 func (s *Side) readRenewal(field string) watchdog.Renewal {
