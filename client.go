@@ -2,8 +2,11 @@ package relock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,7 +32,10 @@ type PubSubMode int
 const (
 	// PubSubAuto uses sharded pub/sub on a Redis Cluster whose servers
 	// support it (they answer PUBSUB SHARDNUMSUB), and global pub/sub
-	// otherwise, as Redisson does.
+	// otherwise, as Redisson does. New asks the cluster; when it cannot
+	// tell (the cluster is unreachable, or the ACL user may not run
+	// PUBSUB SHARDNUMSUB), New fails rather than guess: a guess that
+	// differs from other clients' would leave waiters unwoken.
 	PubSubAuto PubSubMode = iota
 	// PubSubGlobal uses PUBLISH and SUBSCRIBE.
 	PubSubGlobal
@@ -89,7 +95,8 @@ func init() {
 // New returns a Client over rdb, which may be a *redis.Client, a
 // *redis.ClusterClient or a failover client. It talks to Redis only to
 // probe sharded pub/sub support when opts.PubSub is PubSubAuto and rdb is
-// a cluster client.
+// a cluster client; that probe's failure is New's error (set
+// Options.PubSub to start without it).
 func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if rdb == nil {
 		return nil, fmt.Errorf("relock: nil redis client: %w", ErrInvalidArgument)
@@ -118,11 +125,25 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if rt := readTimeout(rdb); o.SyncReplicas > 0 && rt > 0 && o.SyncTimeout >= rt {
 		return nil, fmt.Errorf("relock: SyncTimeout %v not below the client's ReadTimeout %v: %w", o.SyncTimeout, rt, ErrInvalidArgument)
 	}
-	sharded, err := shardedPubSub(rdb, o.PubSub)
+	if _, cluster := rdb.(*redis.ClusterClient); o.PubSub == PubSubSharded && !cluster {
+		return nil, fmt.Errorf("relock: PubSubSharded needs a *redis.ClusterClient: %w", ErrInvalidArgument)
+	}
+	if o.PubSub < PubSubAuto || o.PubSub > PubSubSharded {
+		return nil, fmt.Errorf("relock: unknown PubSubMode %d: %w", o.PubSub, ErrInvalidArgument)
+	}
+	c, err := core.NewClient(rdb, uuid.NewString(), o.WatchdogTimeout, o.Logger, func(scripts redis.UniversalClient) (bool, error) {
+		cc, cluster := scripts.(*redis.ClusterClient)
+		switch {
+		case o.PubSub == PubSubGlobal || !cluster:
+			return false, nil
+		case o.PubSub == PubSubSharded:
+			return true, nil
+		}
+		return probeSharded(cc)
+	})
 	if err != nil {
 		return nil, err
 	}
-	c := core.NewClient(rdb, uuid.NewString(), o.WatchdogTimeout, sharded, o.Logger)
 	c.SyncReplicas, c.SyncTimeout = o.SyncReplicas, o.SyncTimeout
 	return &Client{c: c}, nil
 }
@@ -138,26 +159,63 @@ func readTimeout(rdb redis.UniversalClient) time.Duration {
 	return 0
 }
 
-func shardedPubSub(rdb redis.UniversalClient, mode PubSubMode) (bool, error) {
-	cc, cluster := rdb.(*redis.ClusterClient)
-	switch mode {
-	case PubSubGlobal:
-		return false, nil
-	case PubSubSharded:
-		if !cluster {
-			return false, fmt.Errorf("relock: PubSubSharded needs a *redis.ClusterClient: %w", ErrInvalidArgument)
-		}
-		return true, nil
-	case PubSubAuto:
-		if !cluster {
+// probeTimeout bounds one round of the PubSubAuto probe.
+const probeTimeout = time.Second
+
+// probeSharded asks the masters of cc whether they have sharded pub/sub
+// (PUBSUB SHARDNUMSUB): yes when one says so and none says it does not
+// know the command (a cluster part-way through an upgrade to Redis 7 has
+// it on some masters only). cc is relock's script client, which neither
+// retries nor outwaits a deadline, so a node that does not answer (it may
+// be frozen, or failing over) costs one round of probeTimeout, and a new
+// round, through go-redis's random choice of node to learn the layout
+// from, usually avoids it. Rounds go on for core.OpTimeout; a refusal
+// (an ACL user without the command) ends them at once. Their error is
+// the probe's.
+func probeSharded(cc *redis.ClusterClient) (bool, error) {
+	end := time.Now().Add(core.OpTimeout)
+	for {
+		yes, no, err := probeRound(cc)
+		var refused redis.Error
+		switch {
+		case no:
 			return false, nil
+		case yes:
+			return true, nil
+		case errors.As(err, &refused) || time.Now().After(end):
+			return false, fmt.Errorf("relock: PubSubAuto: asking the cluster whether it has sharded pub/sub (PUBSUB SHARDNUMSUB): %w", err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), core.OpTimeout)
-		defer cancel()
-		return cc.PubSubShardNumSub(ctx).Err() == nil, nil
-	default:
-		return false, fmt.Errorf("relock: unknown PubSubMode %d: %w", mode, ErrInvalidArgument)
 	}
+}
+
+// probeRound asks every master of cc once, within probeTimeout. yes and
+// no report masters that have and lack sharded pub/sub; err is the first
+// other answer, or the failure to learn the layout.
+func probeRound(cc *redis.ClusterClient) (yes, no bool, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+	defer cancel()
+	var mu sync.Mutex
+	each := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		perr := node.PubSubShardNumSub(ctx).Err()
+		var rerr redis.Error
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case perr == nil:
+			yes = true
+		case errors.As(perr, &rerr) && strings.HasPrefix(strings.ToLower(rerr.Error()), "err unknown"):
+			// Before Redis 7: "ERR Unknown subcommand or wrong number of
+			// arguments".
+			no = true
+		case err == nil:
+			err = perr
+		}
+		return nil
+	})
+	if err == nil {
+		err = each
+	}
+	return yes, no, err
 }
 
 // ID is the client's random UUID, the first part of every owner field it

@@ -50,25 +50,33 @@ type Client struct {
 }
 
 // NewClient assembles a client and starts its watchdog. The hub starts
-// its connections on first use.
-func NewClient(rdb redis.UniversalClient, id string, timeout time.Duration, sharded bool, log *slog.Logger) *Client {
+// its connections on first use. sharded tells whether the client uses
+// sharded pub/sub; it may ask Redis through scripts, the client relock
+// runs acquires through (no retries, deadlines honoured), and its error
+// is NewClient's.
+func NewClient(rdb redis.UniversalClient, id string, timeout time.Duration, log *slog.Logger, sharded func(scripts redis.UniversalClient) (bool, error)) (*Client, error) {
+	scripts, closeScripts := scriptClient(rdb)
+	shard, err := sharded(scripts)
+	if err != nil {
+		closeScripts()
+		return nil, err
+	}
 	publish := "PUBLISH"
-	if sharded {
+	if shard {
 		publish = "SPUBLISH"
 	}
-	scripts, closeScripts := scriptClient(rdb)
 	return &Client{
 		Redis:           rdb,
 		Scripts:         scripts,
 		ID:              id,
 		WatchdogTimeout: timeout,
 		Publish:         publish,
-		Hub:             pubsub.New(rdb, sharded, log),
+		Hub:             pubsub.New(rdb, shard, log),
 		Watchdog:        watchdog.New(rdb, timeout, log),
 		Log:             log,
 		closeScripts:    closeScripts,
 		holds:           make(map[HoldKey]*hold),
-	}
+	}, nil
 }
 
 var unwrap func(any) *Client
