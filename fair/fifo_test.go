@@ -3,7 +3,6 @@ package fair_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,72 +34,6 @@ func waitQueued(t *testing.T, raw *redis.Client, name, id string, length int) st
 			t.Fatalf("queue %v: want %d entries, the last of client %s", q, length, id)
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// TestFIFO: 10 waiters from 10 clients, queued in a known order, acquire
-// in that order, each after the previous unlocked; a releaser that locks
-// again at once queues behind them.
-func TestFIFO(t *testing.T) {
-	raw := srv.Client(t)
-	bg := context.Background()
-	name := redistest.Key(t)
-	holderOwner := relock.WithNewOwner(bg)
-	holder := fair.New(newClient(t, nil), name, nil)
-	hctx, err := holder.Lock(holderOwner)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	var (
-		mu      sync.Mutex
-		order   []int
-		holding atomic.Bool
-		wg      sync.WaitGroup
-	)
-	acquire := func(who int, m *fair.Mutex, ctx context.Context) {
-		lctx, err := m.Lock(ctx)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		if !holding.CompareAndSwap(false, true) {
-			t.Errorf("waiter %d acquired while another held the lock", who)
-		}
-		mu.Lock()
-		order = append(order, who)
-		mu.Unlock()
-		time.Sleep(2 * time.Millisecond)
-		holding.Store(false)
-		if err := m.Unlock(lctx); err != nil {
-			t.Error(err)
-		}
-	}
-	const waiters = 10
-	for i := range waiters {
-		rc := newClient(t, nil)
-		m := fair.New(rc, name, nil)
-		wg.Go(func() { acquire(i, m, bg) })
-		waitQueued(t, raw, name, rc.ID(), i+1)
-	}
-	if err := holder.Unlock(hctx); err != nil {
-		t.Fatal(err)
-	}
-	// The releaser comes straight back: it must queue behind all ten.
-	wg.Go(func() { acquire(-1, holder, holderOwner) })
-	wg.Wait()
-	want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1}
-	if len(order) != len(want) {
-		t.Fatalf("acquisition order %v, want %v", order, want)
-	}
-	for i := range want {
-		if order[i] != want[i] {
-			t.Fatalf("acquisition order %v, want %v", order, want)
-		}
-	}
-	queue, timeouts := queueKeys(name)
-	if n := raw.Exists(bg, name, queue, timeouts).Val(); n != 0 {
-		t.Fatalf("%d of the lock's keys left after every waiter finished", n)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/locktest"
@@ -13,11 +12,7 @@ import (
 
 // TestSuite runs the behaviour suite every lock type shares.
 func TestSuite(t *testing.T) {
-	locktest.Run(t, srv, locktest.Kind{
-		New: func(rc *relock.Client, name string, lease time.Duration) locktest.Lock {
-			return reentrant.New(rc, name, &reentrant.Options{Lease: lease})
-		},
-	})
+	locktest.Run(t, srv, locktest.Reentrant)
 }
 
 // TestTokenErrors: Token needs Fencing and a hold.

@@ -18,8 +18,8 @@ func mutualExclusion(t *testing.T, e *env) {
 	bg := context.Background()
 	var wg sync.WaitGroup
 	for range clients {
-		rdb := e.redis(t)
-		rc, err := relock.New(rdb, nil)
+		rdb := e.redis(t) // the counter's: the lock's user may not GET or SET
+		rc, err := relock.New(e.lockRedis(t), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

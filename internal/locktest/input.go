@@ -14,7 +14,7 @@ import (
 // a panic, and writes nothing.
 func badInput(t *testing.T, e *env) {
 	rc := e.client(t, nil)
-	closed, err := relock.New(e.redis(t), nil)
+	closed, err := relock.New(e.lockRedis(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func badInput(t *testing.T, e *env) {
 // closeClient: Close is idempotent, fails waiting Locks with ErrClosed,
 // and cancels held locks' contexts with cause ErrClosed.
 func closeClient(t *testing.T, e *env) {
-	rc, err := relock.New(e.redis(t), nil)
+	rc, err := relock.New(e.lockRedis(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,8 @@ func RunCluster(t *testing.T, c *redistest.Cluster, k Kind) {
 }
 
 func run(t *testing.T, e *env) {
+	e.resetDenied(t)
+	defer e.checkDenied(t)
 	for _, tc := range []struct {
 		name string
 		test func(*testing.T, *env)
@@ -97,8 +99,8 @@ type env struct {
 	k       Kind
 }
 
-// redis returns a go-redis client of the deployment, as if of a separate
-// process, closed when t ends.
+// redis returns a go-redis client of the deployment as the default user,
+// for the suite's own commands, closed when t ends.
 func (e *env) redis(t testing.TB) redis.UniversalClient {
 	t.Helper()
 	if e.cluster != nil {
@@ -107,15 +109,28 @@ func (e *env) redis(t testing.TB) redis.UniversalClient {
 	return e.srv.Client(t)
 }
 
-// redisWith is redis with options changed by set: a *redis.Client on a
-// single server, a *redis.ClusterClient on a cluster.
+// lockRedis returns a go-redis client for relock, as if of a separate
+// process, closed when t ends: on a limited deployment (a cluster, or a
+// server from redistest.StartSecure) it logs in as redistest.LockUser.
+func (e *env) lockRedis(t testing.TB) redis.UniversalClient {
+	t.Helper()
+	if e.cluster != nil {
+		return e.cluster.LockClient(t)
+	}
+	return e.srv.LockClient(t)
+}
+
+// redisWith is lockRedis with options changed by set: a *redis.Client on
+// a single server, a *redis.ClusterClient on a cluster.
 func (e *env) redisWith(t testing.TB, set func(*redis.UniversalOptions)) redis.UniversalClient {
 	t.Helper()
-	o := &redis.UniversalOptions{IsClusterMode: e.cluster != nil}
+	var o *redis.UniversalOptions
 	if e.cluster != nil {
-		o.Addrs = e.cluster.Addrs()
+		co := e.cluster.LockOptions()
+		o = &redis.UniversalOptions{IsClusterMode: true, Addrs: co.Addrs, Username: co.Username, Password: co.Password}
 	} else {
-		o.Addrs = []string{e.srv.Addr}
+		so := e.srv.LockOptions()
+		o = &redis.UniversalOptions{Addrs: []string{so.Addr}, Username: so.Username, Password: so.Password, TLSConfig: so.TLSConfig}
 	}
 	set(o)
 	rdb := redis.NewUniversalClient(o)
@@ -123,27 +138,74 @@ func (e *env) redisWith(t testing.TB, set func(*redis.UniversalOptions)) redis.U
 	return rdb
 }
 
-// client returns a relock client with its own go-redis client, as if it
-// were a separate process; both close when t ends.
+// client returns a relock client with its own go-redis client
+// (lockRedis), as if it were a separate process; both close when t ends.
 func (e *env) client(t testing.TB, opts *relock.Options) *relock.Client {
 	t.Helper()
-	return redistest.Relock(t, e.redis(t), opts)
+	return redistest.Relock(t, e.lockRedis(t), opts)
 }
 
 // isolated returns an env whose deployment carries only what t does, for
 // tests that count a server's commands or connections: a fresh real
-// server in single-server mode (skipping t on miniredis). A cluster is
-// shared as it is: the suite's tests run one at a time and each uses
-// names of its own, so during a test the cluster carries only its
-// traffic.
+// server in single-server mode (skipping t on miniredis), limited like
+// e's and checked like it (checkDenied) when t ends. A cluster is shared
+// as it is: the suite's tests run one at a time and each uses names of
+// its own, so during a test the cluster carries only its traffic.
 func (e *env) isolated(t testing.TB) *env {
 	t.Helper()
 	if e.cluster != nil {
 		return e
 	}
+	if e.srv.Limited() {
+		iso := &env{srv: redistest.StartSecure(t), k: e.k}
+		t.Cleanup(func() { iso.checkDenied(t) })
+		return iso
+	}
 	s := redistest.Start(t)
 	s.RequireReal(t)
 	return &env{srv: s, k: e.k}
+}
+
+// limitedServers returns the servers of the deployment that define
+// redistest.LockUser: every node of a cluster, or the server if limited.
+func (e *env) limitedServers() []*redistest.Server {
+	if e.cluster != nil {
+		return e.cluster.Live()
+	}
+	if e.srv.Limited() {
+		return []*redistest.Server{e.srv}
+	}
+	return nil
+}
+
+// resetDenied empties the ACL LOG of every limited server, so that
+// checkDenied sees what the suite did only.
+func (e *env) resetDenied(t testing.TB) {
+	t.Helper()
+	for _, s := range e.limitedServers() {
+		c := s.NewClient()
+		err := c.Do(context.Background(), "ACL", "LOG", "RESET").Err()
+		c.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkDenied fails t if a limited server logged a denied command, key
+// or channel: relock ran as redistest.LockUser with only the commands
+// the README lists.
+func (e *env) checkDenied(t testing.TB) {
+	t.Helper()
+	for _, s := range e.limitedServers() {
+		denied, err := s.Denied(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(denied) > 0 {
+			t.Errorf("%s: ACL LOG: %s", s.Addr, strings.Join(denied, "; "))
+		}
+	}
 }
 
 // masters returns a client of each master of the deployment (the

@@ -114,13 +114,14 @@ func LaunchCluster() (*Cluster, error) {
 // gets a free port of its own (the default, port+10000, may be taken or
 // out of range). The node's state file lives in its own directory, so a
 // Restart rejoins the cluster under the same node ID. Replicas sync at
-// once rather than after the default 5s diskless-sync delay.
+// once rather than after the default 5s diskless-sync delay. The node
+// defines LockUser, allowed LockCommands and ClusterCommands.
 func launchNode(bin string) (*Server, error) {
 	dir, err := os.MkdirTemp("", "relock-cluster-")
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dir: dir}
+	s := &Server{dir: dir, limited: true}
 	for try := 0; ; try++ {
 		port, err := freePort()
 		var bus int
@@ -136,6 +137,7 @@ func launchNode(bin string) (*Server, error) {
 				"--cluster-port", strconv.Itoa(bus),
 				"--repl-diskless-sync-delay", "0",
 			}
+			s.args = append(s.args, userArgs(ClusterCommands...)...)
 			err = s.exec(bin)
 		}
 		if err == nil {
@@ -165,7 +167,25 @@ func (c *Cluster) Options() *redis.ClusterOptions {
 	}
 }
 
-// Client returns a go-redis cluster client, closed when tb ends.
+// LockOptions returns the options relock's clients use: Options as
+// LockUser, whom every node defines.
+func (c *Cluster) LockOptions() *redis.ClusterOptions {
+	o := c.Options()
+	o.Username, o.Password = LockUser, LockPassword
+	return o
+}
+
+// LockClient returns a go-redis cluster client with LockOptions, for
+// relock, closed when tb ends.
+func (c *Cluster) LockClient(tb testing.TB) *redis.ClusterClient {
+	tb.Helper()
+	cc := redis.NewClusterClient(c.LockOptions())
+	tb.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+// Client returns a go-redis cluster client as the default user, for a
+// test's own commands, closed when tb ends.
 func (c *Cluster) Client(tb testing.TB) *redis.ClusterClient {
 	tb.Helper()
 	cc := c.NewClient()

@@ -15,6 +15,7 @@ package redistest
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -45,6 +46,9 @@ type Server struct {
 	args []string
 	dir  string
 	conf string // a sentinel's config file: the process runs in sentinel mode
+
+	limited bool        // defines LockUser (StartSecure, cluster nodes)
+	tls     *tls.Config // clients' TLS configuration: the server takes TLS only
 
 	// miniredis only: its keys expire as real time passes.
 	stopClock, clockDone chan struct{}
@@ -141,8 +145,12 @@ func (s *Server) exec(bin string) error {
 		// which must come first.
 		args = []string{s.conf, "--sentinel"}
 	}
+	ports := []string{"--port", port}
+	if s.tls != nil {
+		ports = []string{"--port", "0", "--tls-port", port}
+	}
+	args = append(args, ports...)
 	args = append(args,
-		"--port", port,
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
@@ -167,7 +175,7 @@ func (s *Server) exec(bin string) error {
 			return fmt.Errorf("redistest: redis-server on %s exited: %s", s.Addr, out.String())
 		default:
 		}
-		if ping(s.Addr) == nil {
+		if s.ping() == nil {
 			s.cmd = cmd
 			return nil
 		}
@@ -178,8 +186,10 @@ func (s *Server) exec(bin string) error {
 	return fmt.Errorf("redistest: redis-server on %s did not answer within %v: %s", s.Addr, startTimeout, out.String())
 }
 
-func ping(addr string) error {
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second, DialerRetries: 1})
+func (s *Server) ping() error {
+	o := s.Options()
+	o.MaxRetries, o.DialTimeout, o.DialerRetries = -1, time.Second, 1
+	c := redis.NewClient(o)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -212,7 +222,7 @@ func (s *Server) Kill() {
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGCONT)
 	_ = s.cmd.Process.Kill()
-	for i := 0; i < 250 && ping(s.Addr) == nil; i++ {
+	for i := 0; i < 250 && s.ping() == nil; i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.cmd = nil
@@ -245,7 +255,31 @@ func (s *Server) signal(sig syscall.Signal) error {
 
 var clientNames atomic.Int64
 
-// Client returns a go-redis client for s, closed when tb ends.
+// Options returns go-redis options for s, as the default user: each call
+// names its connections anew.
+func (s *Server) Options() *redis.Options {
+	o := &redis.Options{
+		Addr:       s.Addr,
+		ClientName: "relock-test-" + strconv.FormatInt(clientNames.Add(1), 10),
+	}
+	if s.tls != nil {
+		o.TLSConfig = s.tls.Clone()
+	}
+	return o
+}
+
+// LockOptions returns the options relock's clients use: Options as
+// LockUser on a limited server, as the default user otherwise.
+func (s *Server) LockOptions() *redis.Options {
+	o := s.Options()
+	if s.limited {
+		o.Username, o.Password = LockUser, LockPassword
+	}
+	return o
+}
+
+// Client returns a go-redis client for s as the default user, for a
+// test's own commands, closed when tb ends.
 func (s *Server) Client(tb testing.TB) *redis.Client {
 	tb.Helper()
 	c := s.NewClient()
@@ -254,11 +288,15 @@ func (s *Server) Client(tb testing.TB) *redis.Client {
 }
 
 // NewClient returns a go-redis client for s that the caller closes.
-func (s *Server) NewClient() *redis.Client {
-	return redis.NewClient(&redis.Options{
-		Addr:       s.Addr,
-		ClientName: "relock-test-" + strconv.FormatInt(clientNames.Add(1), 10),
-	})
+func (s *Server) NewClient() *redis.Client { return redis.NewClient(s.Options()) }
+
+// LockClient returns a go-redis client with LockOptions, for relock,
+// closed when tb ends.
+func (s *Server) LockClient(tb testing.TB) *redis.Client {
+	tb.Helper()
+	c := redis.NewClient(s.LockOptions())
+	tb.Cleanup(func() { c.Close() })
+	return c
 }
 
 // RequireReal skips tb when s is miniredis. Under RELOCK_REQUIRE_REDIS=1

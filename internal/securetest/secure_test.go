@@ -10,19 +10,35 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/internal/locktest"
+	"github.com/relock-go/relock/internal/redistest"
 	"github.com/relock-go/relock/multilock"
 	"github.com/relock-go/relock/redlock"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/rwlock"
 )
 
-// TestLimitedUserOverTLS runs every lock type's operations as an ACL user
-// allowed only lockCommands, over TLS with a client certificate, and then
-// checks that the server logged no denied command: lockCommands is all
-// relock needs.
+// TestSuites runs every lock type's behaviour suite as an ACL user allowed
+// only redistest.LockCommands, over TLS with a client certificate; each
+// suite checks that the server logged no denied command.
+func TestSuites(t *testing.T) {
+	s := redistest.StartSecure(t)
+	for _, k := range []struct {
+		name string
+		kind locktest.Kind
+	}{{"Reentrant", locktest.Reentrant}, {"Fair", locktest.Fair}, {"RWWriter", locktest.RWWriter}} {
+		t.Run(k.name, func(t *testing.T) { locktest.Run(t, s, k.kind) })
+	}
+	t.Run("RWReaders", func(t *testing.T) { locktest.RunReaders(t, s) })
+	t.Run("FairOrder", func(t *testing.T) { locktest.RunFair(t, s) })
+}
+
+// TestLimitedUserOverTLS runs what the suites do not, fencing tokens,
+// MultiLock, RedLock and replica sync, as the limited user over TLS, and
+// then checks that the server logged no denied command.
 func TestLimitedUserOverTLS(t *testing.T) {
-	s := startSecure(t)
-	admin := s.admin(t)
+	s := redistest.StartSecure(t)
+	admin := s.Client(t)
 	bg := context.Background()
 	if err := admin.Do(bg, "ACL", "LOG", "RESET").Err(); err != nil {
 		t.Fatal(err)
@@ -30,7 +46,7 @@ func TestLimitedUserOverTLS(t *testing.T) {
 	// Pipelines of renewals and waits woken through pub/sub.
 	opts := &relock.Options{WatchdogTimeout: 300 * time.Millisecond}
 	newClient := func() *relock.Client {
-		rc, err := relock.New(s.lockClient(t), opts)
+		rc, err := relock.New(s.LockClient(t), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +163,7 @@ func TestLimitedUserOverTLS(t *testing.T) {
 	})
 
 	t.Run("replica sync", func(t *testing.T) {
-		rc, err := relock.New(s.lockClient(t), &relock.Options{SyncReplicas: 1, SyncTimeout: 100 * time.Millisecond})
+		rc, err := relock.New(s.LockClient(t), &relock.Options{SyncReplicas: 1, SyncTimeout: 100 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,12 +175,18 @@ func TestLimitedUserOverTLS(t *testing.T) {
 		}
 	})
 
-	log, err := admin.Do(bg, "ACL", "LOG").Slice()
+	checkDenied(t, s)
+}
+
+// checkDenied fails t if s logged a denied command, key or channel.
+func checkDenied(t *testing.T, s *redistest.Server) {
+	t.Helper()
+	denied, err := s.Denied(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(log) != 0 {
-		t.Fatalf("ACL LOG has %d entries; the first: %v", len(log), log[0])
+	if len(denied) != 0 {
+		t.Fatalf("ACL LOG: %s", strings.Join(denied, "; "))
 	}
 }
 
