@@ -251,6 +251,9 @@ func TestHoldAcrossMasterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-acquired
+	// The warm-up waiter unlocks at once; that must land before the kill,
+	// or its unlock may reach a replica its lock had not.
+	eventually(t, wait, "warm-up waiter's unlock", func() bool { return rdb.Exists(ctx, warm).Val() == 0 })
 
 	replicas, err := c.Replicas(ctx, old)
 	if err != nil || len(replicas) != 1 {
