@@ -19,19 +19,15 @@ import (
 // RunFair runs the fair lock's own suite, its queue order, on srv (Run
 // checks what it shares with the other lock types with Fair).
 func RunFair(t *testing.T, srv *redistest.Server) {
-	runFair(t, &env{srv: srv, k: Fair})
+	(&env{srv: srv, k: Fair}).runAll(t, fairTests)
 }
 
 // RunFairCluster is RunFair on the cluster c.
 func RunFairCluster(t *testing.T, c *redistest.Cluster) {
-	runFair(t, &env{cluster: c, k: Fair})
+	(&env{cluster: c, k: Fair}).runAll(t, fairTests)
 }
 
-func runFair(t *testing.T, e *env) {
-	e.resetDenied(t)
-	defer e.checkDenied(t)
-	t.Run("FIFO", func(t *testing.T) { fifo(t, e) })
-}
+var fairTests = []test{{"FIFO", fifo}}
 
 // fifo: 10 waiters from 10 clients, queued in a known order, acquire in
 // that order, each after the previous unlocked; a releaser that locks

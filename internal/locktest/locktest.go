@@ -51,42 +51,50 @@ type Kind struct {
 // Run runs the suite against locks of kind k on srv, a server the calling
 // package started.
 func Run(t *testing.T, srv *redistest.Server, k Kind) {
-	run(t, &env{srv: srv, k: k})
+	(&env{srv: srv, k: k}).runAll(t, shared)
 }
 
 // RunCluster runs the suite against locks of kind k on c, a cluster the
 // calling package started. Its relock clients take the default
 // PubSubAuto, so on Redis 7 their waiters use sharded pub/sub.
 func RunCluster(t *testing.T, c *redistest.Cluster, k Kind) {
-	run(t, &env{cluster: c, k: k})
+	(&env{cluster: c, k: k}).runAll(t, shared)
 }
 
-func run(t *testing.T, e *env) {
+// A test is one test of a suite, run as a subtest.
+type test struct {
+	name string
+	run  func(*testing.T, *env)
+}
+
+// shared is the suite every lock type passes.
+var shared = []test{
+	{"ReentrancyFollowsContext", reentrancyFollowsContext},
+	{"UnlockByNonOwner", unlockByNonOwner},
+	{"UnlockCancelledContext", unlockCancelledContext},
+	{"ContextCancelledByUnlock", contextCancelledByUnlock},
+	{"TryLock", tryLock},
+	{"LockCancelledMidWait", lockCancelledMidWait},
+	{"WakeUpNotPolling", wakeUpNotPolling},
+	{"OneSubscriptionConnection", oneSubscriptionConnection},
+	{"WatchdogKeepsLock", watchdogKeepsLock},
+	{"WatchdogLossDeleted", watchdogLossDeleted},
+	{"WatchdogLossUnreachable", watchdogLossUnreachable},
+	{"WatchdogBatches", watchdogBatches},
+	{"FixedLease", fixedLease},
+	{"ForceUnlock", forceUnlock},
+	{"MutualExclusion", mutualExclusion},
+	{"BadInput", badInput},
+	{"Close", closeClient},
+}
+
+// runAll runs tests as subtests of t on e, and then checks that no
+// limited server logged a denied command.
+func (e *env) runAll(t *testing.T, tests []test) {
 	e.resetDenied(t)
 	defer e.checkDenied(t)
-	for _, tc := range []struct {
-		name string
-		test func(*testing.T, *env)
-	}{
-		{"ReentrancyFollowsContext", reentrancyFollowsContext},
-		{"UnlockByNonOwner", unlockByNonOwner},
-		{"UnlockCancelledContext", unlockCancelledContext},
-		{"ContextCancelledByUnlock", contextCancelledByUnlock},
-		{"TryLock", tryLock},
-		{"LockCancelledMidWait", lockCancelledMidWait},
-		{"WakeUpNotPolling", wakeUpNotPolling},
-		{"OneSubscriptionConnection", oneSubscriptionConnection},
-		{"WatchdogKeepsLock", watchdogKeepsLock},
-		{"WatchdogLossDeleted", watchdogLossDeleted},
-		{"WatchdogLossUnreachable", watchdogLossUnreachable},
-		{"WatchdogBatches", watchdogBatches},
-		{"FixedLease", fixedLease},
-		{"ForceUnlock", forceUnlock},
-		{"MutualExclusion", mutualExclusion},
-		{"BadInput", badInput},
-		{"Close", closeClient},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.test(t, e) })
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
 	}
 }
 

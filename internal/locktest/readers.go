@@ -18,29 +18,20 @@ import (
 // behaviour and its exclusion with the write side, on srv (Run checks the
 // write side alone with RWWriter).
 func RunReaders(t *testing.T, srv *redistest.Server) {
-	runReaders(t, &env{srv: srv, k: RWWriter})
+	(&env{srv: srv, k: RWWriter}).runAll(t, readerTests)
 }
 
 // RunReadersCluster is RunReaders on the cluster c.
 func RunReadersCluster(t *testing.T, c *redistest.Cluster) {
-	runReaders(t, &env{cluster: c, k: RWWriter})
+	(&env{cluster: c, k: RWWriter}).runAll(t, readerTests)
 }
 
-func runReaders(t *testing.T, e *env) {
-	e.resetDenied(t)
-	defer e.checkDenied(t)
-	for _, tc := range []struct {
-		name string
-		test func(*testing.T, *env)
-	}{
-		{"ReadersShareWriterExcludes", readersShareWriterExcludes},
-		{"WriteUnlockWakesAllReaders", writeUnlockWakesAllReaders},
-		{"ReentrancyAndDowngrade", reentrancyAndDowngrade},
-		{"ForceUnlockSides", forceUnlockSides},
-		{"Exclusion", readWriteExclusion},
-	} {
-		t.Run(tc.name, func(t *testing.T) { tc.test(t, e) })
-	}
+var readerTests = []test{
+	{"ReadersShareWriterExcludes", readersShareWriterExcludes},
+	{"WriteUnlockWakesAllReaders", writeUnlockWakesAllReaders},
+	{"ReentrancyAndDowngrade", reentrancyAndDowngrade},
+	{"ForceUnlockSides", forceUnlockSides},
+	{"Exclusion", readWriteExclusion},
 }
 
 // rw returns the read/write lock named name on a relock client of its own.
