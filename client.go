@@ -159,8 +159,12 @@ func readTimeout(rdb redis.UniversalClient) time.Duration {
 	return 0
 }
 
-// probeTimeout bounds one round of the PubSubAuto probe.
-const probeTimeout = time.Second
+// probeTimeout bounds one round of the PubSubAuto probe; probePause
+// separates rounds.
+const (
+	probeTimeout = time.Second
+	probePause   = 100 * time.Millisecond
+)
 
 // probeSharded asks the masters of cc whether they have sharded pub/sub
 // (PUBSUB SHARDNUMSUB): yes when one says so and none says it does not
@@ -176,15 +180,19 @@ func probeSharded(cc *redis.ClusterClient) (bool, error) {
 	end := time.Now().Add(core.OpTimeout)
 	for {
 		yes, no, err := probeRound(cc)
+		if err == nil {
+			err = errors.New("no master in the cluster's layout")
+		}
 		var refused redis.Error
 		switch {
 		case no:
 			return false, nil
 		case yes:
 			return true, nil
-		case errors.As(err, &refused) || time.Now().After(end):
+		case errors.As(err, &refused) || time.Now().Add(probePause).After(end):
 			return false, fmt.Errorf("relock: PubSubAuto: asking the cluster whether it has sharded pub/sub (PUBSUB SHARDNUMSUB): %w", err)
 		}
+		time.Sleep(probePause)
 	}
 }
 
