@@ -20,6 +20,12 @@
 // Messages published while a connection is down are lost, so when a
 // connection fails the hub wakes every waiter on it, reconnects with
 // backoff, resubscribes, and wakes them all again once the server answers.
+//
+// Each connection has a writer goroutine that sends its subscription
+// changes in the order the hub decided them, outside the hub's lock: a
+// connection slow to come back (a server frozen or failing over) delays
+// only the waiters of its own new channels, never deliveries, other
+// connections or waiters leaving.
 package pubsub
 
 import (
@@ -48,7 +54,7 @@ type Hub struct {
 	mu       sync.Mutex
 	links    map[string]*link    // by node address; "" in global mode
 	channels map[string]*channel // subscribed channels
-	pings    map[string]*channel // confirmation ping payload -> channel awaiting it
+	pings    map[string]pending  // confirmation ping payload -> subscription awaiting it
 	nextPing uint64
 	closed   bool
 
@@ -65,6 +71,15 @@ type channel struct {
 	// rehomed: the channel moved to another master's link; wake its
 	// waiters again once the new subscription is confirmed.
 	rehomed bool
+}
+
+// pending is a subscription sent on link and not yet confirmed: its
+// channel and the ready it closes. Each ready has one token, so it is
+// closed once, when its entry leaves Hub.pings.
+type pending struct {
+	ch    *channel
+	ready chan struct{}
+	link  *link
 }
 
 // A Subscription is one waiter's interest in a channel.
@@ -84,7 +99,7 @@ func New(rdb redis.UniversalClient, sharded bool, log *slog.Logger) *Hub {
 		log:      log,
 		links:    make(map[string]*link),
 		channels: make(map[string]*channel),
-		pings:    make(map[string]*channel),
+		pings:    make(map[string]pending),
 		stop:     make(chan struct{}),
 	}
 }
@@ -143,7 +158,7 @@ func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, err
 // subscribeLocked subscribes a new channel on l and sends a ping whose
 // reply confirms the subscription: the server answers a connection's
 // commands in order, so the pong arrives after the subscription is in
-// place.
+// place. l's writer sends both (see link.writer).
 func (h *Hub) subscribeLocked(l *link, name string) *channel {
 	ch := &channel{name: name}
 	h.channels[name] = ch
@@ -151,25 +166,14 @@ func (h *Hub) subscribeLocked(l *link, name string) *channel {
 	return ch
 }
 
-// attachLocked subscribes ch on l and arranges for ch.ready to close once
-// the server confirms it.
+// attachLocked queues ch's subscription on l and arranges for ch.ready to
+// close once the server confirms it.
 func (h *Hub) attachLocked(ch *channel, l *link) {
 	ch.link, ch.ready = l, make(chan struct{})
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
 	h.nextPing++
 	token := "relock:" + strconv.FormatUint(h.nextPing, 10)
-	if err := l.subscribe(ctx, ch.name); err != nil {
-		// The connection is broken: its reconnect resubscribes every
-		// channel of the link and wakes the waiters.
-		close(ch.ready)
-		return
-	}
-	if err := l.ps.Ping(ctx, token); err != nil {
-		close(ch.ready)
-		return
-	}
-	h.pings[token] = ch
+	h.pings[token] = pending{ch: ch, ready: ch.ready, link: l}
+	l.queueLocked(write{channel: ch.name, token: token})
 }
 
 // C delivers wake-ups: a signal means "retry now". It is never closed.
@@ -199,11 +203,7 @@ func (s *Subscription) Close() {
 	if h.closed {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
-	defer cancel()
-	// A failed unsubscribe leaves the connection broken; its reconnect
-	// subscribes only the channels still in use.
-	_ = ch.link.unsubscribe(ctx, ch.name)
+	ch.link.queueLocked(write{channel: ch.name})
 }
 
 func indexOf(subs []*Subscription, s *Subscription) int {
@@ -266,10 +266,10 @@ func (h *Hub) deliver(l *link, msg any) (dropped []string) {
 			ch.wakeAllLocked()
 		}
 	case *redis.Pong:
-		if ch, ok := h.pings[m.Payload]; ok {
+		if p, ok := h.pings[m.Payload]; ok {
 			delete(h.pings, m.Payload)
-			close(ch.ready)
-			if ch.rehomed {
+			close(p.ready)
+			if ch := p.ch; ch.rehomed && ch.ready == p.ready {
 				ch.rehomed = false
 				ch.wakeAllLocked()
 			}

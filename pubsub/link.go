@@ -34,6 +34,18 @@ type link struct {
 	// acknowledged, to tell them from those the server sends by itself.
 	// Guarded by Hub.mu.
 	unsubs map[string]int
+
+	writes []write       // subscription changes to send, in order; guarded by Hub.mu
+	kick   chan struct{} // a write was queued
+	done   chan struct{} // closed by close
+}
+
+// A write is one subscription change for a link's writer to send: a
+// subscribe followed by a confirmation ping with payload token, or, with
+// no token, an unsubscribe.
+type write struct {
+	channel string
+	token   string
 }
 
 // linkLocked returns the link for addr, starting it on first use.
@@ -80,8 +92,80 @@ func (h *Hub) shardLinkLocked(addr string, node *redis.Client) *link {
 
 func (h *Hub) startLocked(l *link) {
 	l.ps = l.open()
-	h.wg.Add(1)
+	l.kick, l.done = make(chan struct{}, 1), make(chan struct{})
+	h.wg.Add(2)
 	go h.serve(l)
+	go h.writer(l)
+}
+
+// queueLocked queues w for l's writer.
+func (l *link) queueLocked(w write) {
+	l.writes = append(l.writes, w)
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// writer sends l's subscription changes in the order the hub queued them,
+// outside Hub.mu: connecting to a server that accepts but does not answer
+// can take the dial and read timeouts, and deliveries and other waiters
+// must not wait on that. An unsubscribe queued before a subscribe of the
+// same channel is sent first, so the server ends up with what the hub
+// decided last.
+func (h *Hub) writer(l *link) {
+	defer h.wg.Done()
+	for {
+		select {
+		case <-l.kick:
+		case <-l.done:
+			return
+		case <-h.stop:
+			return
+		}
+		for {
+			h.mu.Lock()
+			if len(l.writes) == 0 || h.closed {
+				h.mu.Unlock()
+				break
+			}
+			w := l.writes[0]
+			l.writes = l.writes[1:]
+			if w.token == "" && l.node != nil {
+				l.unsubs[w.channel]++
+			}
+			ps := l.ps
+			h.mu.Unlock()
+			h.send(l, ps, w)
+		}
+	}
+}
+
+// send sends w on ps, l's connection when w was taken from the queue.
+func (h *Hub) send(l *link, ps *redis.PubSub, w write) {
+	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
+	defer cancel()
+	if w.token == "" {
+		// A failed unsubscribe leaves the connection broken; its
+		// reconnect subscribes only the channels still in use.
+		_ = l.unsubscribe(ctx, ps, w.channel)
+		return
+	}
+	err := l.subscribe(ctx, ps, w.channel)
+	if err == nil {
+		err = ps.Ping(ctx, w.token)
+	}
+	if err != nil {
+		// The connection is broken: its reconnect resubscribes every
+		// channel of the link and wakes the waiters. The waiters for
+		// this confirmation need not wait for that.
+		h.mu.Lock()
+		if p, ok := h.pings[w.token]; ok {
+			delete(h.pings, w.token)
+			close(p.ready)
+		}
+		h.mu.Unlock()
+	}
 }
 
 func (l *link) open() *redis.PubSub {
@@ -114,8 +198,10 @@ func ownClient(node *redis.Client) *redis.Client {
 	return redis.NewClient(&o)
 }
 
-// close closes l's connection and its own client, if any.
+// close stops l's writer and closes its connection and its own client,
+// if any. It is called once, under Hub.mu, when l leaves Hub.links.
 func (l *link) close() error {
+	close(l.done)
 	err := l.ps.Close()
 	if l.own != nil {
 		err = errors.Join(err, l.own.Close())
@@ -123,19 +209,20 @@ func (l *link) close() error {
 	return err
 }
 
-func (l *link) subscribe(ctx context.Context, channels ...string) error {
+func (l *link) subscribe(ctx context.Context, ps *redis.PubSub, channels ...string) error {
 	if l.node != nil {
-		return l.ps.SSubscribe(ctx, channels...)
+		return ps.SSubscribe(ctx, channels...)
 	}
-	return l.ps.Subscribe(ctx, channels...)
+	return ps.Subscribe(ctx, channels...)
 }
 
-func (l *link) unsubscribe(ctx context.Context, channel string) error {
+// unsubscribe unsubscribes channel on ps; a sharded link's writer has
+// counted it in unsubs.
+func (l *link) unsubscribe(ctx context.Context, ps *redis.PubSub, channel string) error {
 	if l.node != nil {
-		l.unsubs[channel]++
-		return l.ps.SUnsubscribe(ctx, channel)
+		return ps.SUnsubscribe(ctx, channel)
 	}
-	return l.ps.Unsubscribe(ctx, channel)
+	return ps.Unsubscribe(ctx, channel)
 }
 
 // serve reads l until the hub closes. On a broken connection it wakes
@@ -216,10 +303,10 @@ func isTimeout(err error) bool {
 func (h *Hub) wakeLink(l *link) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for token, ch := range h.pings {
-		if ch.link == l {
+	for token, p := range h.pings {
+		if p.link == l {
 			delete(h.pings, token)
-			close(ch.ready)
+			close(p.ready)
 		}
 	}
 	for _, ch := range h.channels {
@@ -242,6 +329,7 @@ func (h *Hub) reopen(l *link) {
 	}
 	_ = l.ps.Close()
 	l.ps = l.open()
+	ps := l.ps
 	clear(l.unsubs)
 	names := h.channelsOfLocked(l)
 	h.mu.Unlock()
@@ -249,6 +337,6 @@ func (h *Hub) reopen(l *link) {
 		ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 		defer cancel()
 		// An error here surfaces again in serve's next read.
-		_ = l.subscribe(ctx, names...)
+		_ = l.subscribe(ctx, ps, names...)
 	}
 }
