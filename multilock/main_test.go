@@ -21,7 +21,7 @@ func newClients(t testing.TB, opts *relock.Options) [3]*relock.Client {
 	t.Helper()
 	var rcs [3]*relock.Client
 	for i, s := range servers {
-		rcs[i] = redistest.Relock(t, s.Client(t), opts)
+		rcs[i] = redistest.Relock(t, s.LockClient(t), opts)
 	}
 	return rcs
 }

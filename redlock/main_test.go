@@ -21,7 +21,7 @@ func clientsOn(t testing.TB, servers []*redistest.Server, opts *relock.Options) 
 	t.Helper()
 	rcs := make([]*relock.Client, len(servers))
 	for i, s := range servers {
-		rcs[i] = redistest.Relock(t, s.Client(t), opts)
+		rcs[i] = redistest.Relock(t, s.LockClient(t), opts)
 	}
 	return rcs
 }

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { redistest.Main(m, nil, &srv) }
 // as if it were a separate process; both close when t ends.
 func newClient(t testing.TB, opts *relock.Options) *relock.Client {
 	t.Helper()
-	return redistest.Relock(t, srv.Client(t), opts)
+	return redistest.Relock(t, srv.LockClient(t), opts)
 }
 
 // lockT locks mu or fails the test.
@@ -46,5 +46,5 @@ func channelOf(name string) string { return "redisson_lock__channel:{" + name + 
 // newClientOn returns a relock client on a server of the test's own.
 func newClientOn(t testing.TB, s *redistest.Server) *relock.Client {
 	t.Helper()
-	return redistest.Relock(t, s.Client(t), nil)
+	return redistest.Relock(t, s.LockClient(t), nil)
 }

@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { redistest.Main(m, runChild, &srv) }
 // as if it were a separate process; both close when t ends.
 func newClient(t testing.TB, opts *relock.Options) *relock.Client {
 	t.Helper()
-	return redistest.Relock(t, srv.Client(t), opts)
+	return redistest.Relock(t, srv.LockClient(t), opts)
 }
 
 // must returns a function that passes on a lock context, failing the

@@ -75,19 +75,28 @@ var clientNames atomic.Int64
 // as a user's would be, apart from the client name.
 func newRedis(tb testing.TB, addr string) *redis.Client {
 	tb.Helper()
+	return redisAs(tb, addr, "", "")
+}
+
+func redisAs(tb testing.TB, addr, user, password string) *redis.Client {
+	tb.Helper()
 	c := redis.NewClient(&redis.Options{
 		Addr:       addr,
 		ClientName: "relock-fault-" + strconv.FormatInt(clientNames.Add(1), 10),
+		Username:   user,
+		Password:   password,
 	})
 	tb.Cleanup(func() { c.Close() })
 	return c
 }
 
 // newClient returns a relock client over a go-redis client of its own on
-// addr, as if it were a separate process; both close when tb ends.
+// addr, as if it were a separate process; both close when tb ends. On a
+// real server it runs as redistest.LockUser.
 func newClient(tb testing.TB, addr string, opts *relock.Options) *relock.Client {
 	tb.Helper()
-	return redistest.Relock(tb, newRedis(tb, addr), opts)
+	o := srv.LockOptions()
+	return redistest.Relock(tb, redisAs(tb, addr, o.Username, o.Password), opts)
 }
 
 // requireReal skips tb when the shared server is miniredis (no

@@ -155,19 +155,18 @@ func (e *env) client(t testing.TB, opts *relock.Options) *relock.Client {
 
 // isolated returns an env whose deployment carries only what t does, for
 // tests that count a server's commands or connections: a fresh real
-// server in single-server mode (skipping t on miniredis), limited like
-// e's and checked like it (checkDenied) when t ends. A cluster is shared
-// as it is: the suite's tests run one at a time and each uses names of
-// its own, so during a test the cluster carries only its traffic.
+// server in single-server mode (skipping t on miniredis), over TLS if e's
+// is, whose ACL LOG is checked when t ends. A cluster is shared as it is:
+// the suite's tests run one at a time and each uses names of its own, so
+// during a test the cluster carries only its traffic.
 func (e *env) isolated(t testing.TB) *env {
 	t.Helper()
 	if e.cluster != nil {
 		return e
 	}
-	if e.srv.Limited() {
-		iso := &env{srv: redistest.StartSecure(t), k: e.k}
-		t.Cleanup(func() { iso.checkDenied(t) })
-		return iso
+	// Both check their ACL LOG when t ends.
+	if e.srv.TLS() {
+		return &env{srv: redistest.StartSecure(t), k: e.k}
 	}
 	s := redistest.Start(t)
 	s.RequireReal(t)

@@ -11,7 +11,8 @@ import (
 // Main is a package's TestMain: in a child process started by StartChild
 // it runs child (which may be nil when the package starts none) and
 // exits; otherwise it launches one server per pointer in servers, runs
-// the tests, stops the servers, and fails the run if goroutines leaked.
+// the tests, stops the servers, and fails the run if a server denied
+// LockUser anything (CheckDenied) or goroutines leaked.
 func Main(m *testing.M, child func(role string, args []string) int, servers ...**Server) {
 	if role, args, ok := ChildRole(); ok && child != nil {
 		os.Exit(child(role, args))
@@ -26,6 +27,10 @@ func Main(m *testing.M, child func(role string, args []string) int, servers ...*
 	}
 	code := m.Run()
 	for _, dst := range servers {
+		if err := (*dst).CheckDenied(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
 		(*dst).Stop()
 	}
 	if code == 0 {

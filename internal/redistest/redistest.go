@@ -47,7 +47,7 @@ type Server struct {
 	dir  string
 	conf string // a sentinel's config file: the process runs in sentinel mode
 
-	limited bool        // defines LockUser (StartSecure, cluster nodes)
+	limited bool        // defines LockUser (every real server but a sentinel)
 	tls     *tls.Config // clients' TLS configuration: the server takes TLS only
 
 	// miniredis only: its keys expire as real time passes.
@@ -78,7 +78,8 @@ func (s *Server) Real() bool { return s.mini == nil }
 // Mini returns the miniredis behind s, or nil for a real server.
 func (s *Server) Mini() *miniredis.Miniredis { return s.mini }
 
-// Start starts a server for tb and stops it when tb ends. Extra args are
+// Start starts a server for tb and stops it when tb ends, failing tb if
+// the server denied LockUser anything (CheckDenied). Extra args are
 // passed to redis-server ("--maxmemory", "1mb", ...).
 func Start(tb testing.TB, args ...string) *Server {
 	tb.Helper()
@@ -86,12 +87,18 @@ func Start(tb testing.TB, args ...string) *Server {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(s.Stop)
+	tb.Cleanup(func() {
+		if err := s.CheckDenied(); err != nil {
+			tb.Error(err)
+		}
+		s.Stop()
+	})
 	return s
 }
 
 // Launch starts a server that the caller stops with Stop; TestMain uses it
-// for a server shared by a package's tests.
+// for a server shared by a package's tests. A real server defines
+// LockUser, so that tests can run relock as it (LockClient).
 func Launch(args ...string) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -110,7 +117,7 @@ func Launch(args ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{args: args, dir: dir}
+	s := &Server{args: append(userArgs(), args...), dir: dir, limited: true}
 	// A freed port may be taken again before redis-server binds it.
 	for try := 0; ; try++ {
 		port, err := freePort()

@@ -15,15 +15,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// LockUser and LockPassword name the ACL user that limited servers
-// (StartSecure, every cluster node) define besides the default user.
-// Tests run relock as LockUser and make their own checks as the default
-// user.
+// LockUser and LockPassword name the ACL user that every real server
+// started here defines besides the default user, allowed only
+// LockCommands (and ClusterCommands on a cluster). Tests run relock as
+// LockUser (LockClient) and make their own checks as the default user.
 const (
 	LockUser     = "relock"
 	LockPassword = "relock-test-password"
@@ -69,7 +70,8 @@ func userArgs(extra ...string) []string {
 
 // StartSecure starts a real redis-server for tb that accepts only TLS
 // connections with a client certificate (certificates generated for the
-// test) and defines LockUser; it stops when tb ends. Options and Client
+// test) and defines LockUser; it stops when tb ends, failing tb if it
+// denied LockUser anything (CheckDenied). Options and Client
 // connect as the default user, LockOptions and LockClient as LockUser.
 // Without redis-server it skips tb, or fails it under
 // RELOCK_REQUIRE_REDIS=1: miniredis has neither TLS nor ACL users.
@@ -103,12 +105,20 @@ func StartSecure(tb testing.TB) *Server {
 			tb.Fatal(err)
 		}
 	}
-	tb.Cleanup(s.Kill)
+	tb.Cleanup(func() {
+		if err := s.CheckDenied(); err != nil {
+			tb.Error(err)
+		}
+		s.Kill()
+	})
 	return s
 }
 
 // Limited reports whether s defines LockUser.
 func (s *Server) Limited() bool { return s.limited }
+
+// TLS reports whether s takes TLS connections only (StartSecure).
+func (s *Server) TLS() bool { return s.tls != nil }
 
 // Denied returns the entries of s's ACL LOG, what a user was refused, as
 // "<user>: <reason> <object> (<count> times)": reason is command, key,
@@ -128,6 +138,24 @@ func (s *Server) Denied(ctx context.Context) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// CheckDenied returns an error listing what s denied LockUser (Denied),
+// or nil when it denied nothing, is not limited, or is not running.
+func (s *Server) CheckDenied() error {
+	if !s.limited || s.cmd == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	denied, err := s.Denied(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("redistest: reading the ACL LOG of %s: %w", s.Addr, err)
+	case len(denied) > 0:
+		return fmt.Errorf("redistest: %s denied %s: %s", s.Addr, LockUser, strings.Join(denied, "; "))
+	}
+	return nil
 }
 
 // writeCerts writes a CA, a server certificate for 127.0.0.1 and its key
