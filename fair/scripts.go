@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/scripts"
@@ -36,8 +38,8 @@ func (m *Mutex) giveUp(ctx context.Context, field string) error {
 	return err
 }
 
-func (m *Mutex) unlock(ctx context.Context, field string) (any, error) {
-	return core.Eval(ctx, m.l.C.Redis, scripts.FairUnlock, m.keys, m.l.LeaseMillis(), field, m.l.C.Publish)
+func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, field string) (any, error) {
+	return core.Eval(ctx, rdb, scripts.FairUnlock, m.keys, m.l.LeaseMillis(), field, m.l.C.Publish)
 }
 
 func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {

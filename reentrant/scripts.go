@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/scripts"
@@ -42,8 +44,8 @@ func (m *Mutex) acquire(ctx context.Context, field string, _ bool) (hashlock.Res
 	return hashlock.Result{Sleep: time.Duration(n) * time.Millisecond}, nil
 }
 
-func (m *Mutex) unlock(ctx context.Context, field string) (any, error) {
-	return core.Eval(ctx, m.l.C.Redis, scripts.Unlock, []string{m.l.Name, m.channel},
+func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, field string) (any, error) {
+	return core.Eval(ctx, rdb, scripts.Unlock, []string{m.l.Name, m.channel},
 		m.l.LeaseMillis(), field, m.l.C.Publish)
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
@@ -52,8 +54,8 @@ func (s *Side) acquire(ctx context.Context, field string, _ bool) (hashlock.Resu
 	return hashlock.Result{Sleep: time.Duration(ttl) * time.Millisecond}, nil
 }
 
-func (s *Side) unlock(ctx context.Context, field string) (any, error) {
-	rdb, pub := s.l.C.Redis, s.l.C.Publish
+func (s *Side) unlock(ctx context.Context, rdb redis.Scripter, field string) (any, error) {
+	pub := s.l.C.Publish
 	if s.readers {
 		return core.Eval(ctx, rdb, scripts.RWReadUnlock,
 			[]string{s.l.Name, s.keys[1], s.timeoutPrefix(field), s.tagged}, field, pub)

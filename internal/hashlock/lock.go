@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/wait"
@@ -43,9 +45,9 @@ type Ops struct {
 	// GiveUp undoes what failed attempts left in Redis, if anything (a
 	// fair lock's queue entry); nil when they leave nothing.
 	GiveUp func(ctx context.Context, field string) error
-	// Unlock releases one hold of field: reply nil when it holds none, 0
-	// when holds remain, 1 when the lock was released.
-	Unlock func(ctx context.Context, field string) (any, error)
+	// Unlock releases one hold of field through rdb: reply nil when it
+	// holds none, 0 when holds remain, 1 when the lock was released.
+	Unlock func(ctx context.Context, rdb redis.Scripter, field string) (any, error)
 	// ForceUnlock deletes the lock: reply 1 if it existed, else 0. Only
 	// Lock.ForceUnlock uses it.
 	ForceUnlock func(ctx context.Context) (any, error)
@@ -213,14 +215,18 @@ func (l *Lock) renewal(field string) watchdog.Renewal {
 // the client closed. For an owner that held no hold, the acquire either
 // failed or left exactly one hold, which a single unlock removes;
 // re-entries are left for the lease to end, as their count cannot be told
-// apart from holds the owner still uses.
+// apart from holds the owner still uses. The unlock goes through the
+// acquires' client, which neither retries nor outwaits its deadline: an
+// undo is best effort, and one sent to a master that froze must not hold
+// the waiter up for go-redis's retries (an unlock sent twice is harmless
+// here: the second finds no hold).
 func (l *Lock) abandon(ctx context.Context, key core.HoldKey) {
 	if l.C.Holding(key) {
 		return
 	}
 	opctx, cancel := core.OpContext(ctx)
 	defer cancel()
-	_, _ = l.Ops.Unlock(opctx, key.Field)
+	_, _ = l.Ops.Unlock(opctx, l.C.Scripts, key.Field)
 }
 
 // Unlock releases one hold of ctx's owner.
@@ -236,7 +242,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	}
 	opctx, cancel := core.OpContext(ctx)
 	defer cancel()
-	reply, err := l.Ops.Unlock(opctx, key.Field)
+	reply, err := l.Ops.Unlock(opctx, l.C.Redis, key.Field)
 	if err != nil {
 		l.C.UnlockFailed(key, err)
 		return l.errorf("unlock", err)
