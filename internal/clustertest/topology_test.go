@@ -184,10 +184,11 @@ func TestWakeUpAfterFailover(t *testing.T) {
 	// routed to the paused master until its client's cluster layout is
 	// reloaded: each call there times out and asks go-redis for a reload,
 	// which runs in the background and may itself wait on the paused node.
-	// 19 runs here took 1.0-7.2s (an earlier version once took 29s):
-	// about as long as the lease the waiter would sleep out anyway. That
-	// is a known open problem (see the README); what this asserts is that
-	// the waiter is not stuck.
+	// An attempt there and its undo each wait out the read timeout (5s):
+	// 27 runs here took 1.0-10.0s (an earlier version once took 29s), a
+	// third of the 30s lease a deaf waiter would sleep out. That is a
+	// known open problem (see the README); what this asserts is that the
+	// waiter is not stuck.
 	select {
 	case got := <-acquired:
 		t.Logf("waiter acquired %v after the release", got.Sub(released))
