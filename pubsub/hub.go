@@ -20,6 +20,9 @@
 // Messages published while a connection is down are lost, so when a
 // connection fails the hub wakes every waiter on it, reconnects with
 // backoff, resubscribes, and wakes them all again once the server answers.
+// A sharded connection's waiters are woken only once their channel is
+// subscribed again, on their master or its replacement: while the master
+// is silent, an acquire sent to it would only wait out a read timeout.
 //
 // Each connection has a writer goroutine that sends its subscription
 // changes in the order the hub decided them, outside the hub's lock: a

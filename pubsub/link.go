@@ -229,6 +229,12 @@ func (l *link) unsubscribe(ctx context.Context, ps *redis.PubSub, channel string
 // every waiter on the link (messages may have been lost), reopens the
 // connection with backoff, resubscribes the link's channels, and wakes
 // them again on the first reply from the new connection.
+//
+// A sharded link's waiters are not woken at the break: their master may
+// be frozen and failing over, and an acquire sent to it would wait out
+// the client's read timeout, however soon the lock is released on the
+// promoted replica. They are woken once their channel is subscribed
+// again, on the promoted master (rehome) or on this one (reconnect).
 func (h *Hub) serve(l *link) {
 	defer h.wg.Done()
 	ctx := context.Background()
@@ -249,7 +255,7 @@ func (h *Hub) serve(l *link) {
 			silent, backoff = 0, minBackoff
 			if broken {
 				broken = false
-				h.wakeLink(l)
+				h.wakeLink(l, true)
 			}
 			if dropped := h.deliver(l, msg); len(dropped) > 0 {
 				h.rehome(l, dropped)
@@ -274,7 +280,7 @@ func (h *Hub) serve(l *link) {
 			h.log.Warn("relock: subscription connection failed; reconnecting", "node", l.addr, "error", err)
 		}
 		broken, silent = true, 0
-		h.wakeLink(l)
+		h.wakeLink(l, l.node == nil)
 		select {
 		case <-h.stop:
 			return
@@ -298,9 +304,10 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// wakeLink wakes every waiter on l's channels and releases the waiters
-// still waiting for a subscription confirmation from it.
-func (h *Hub) wakeLink(l *link) {
+// wakeLink releases the waiters still waiting for a subscription
+// confirmation from l and, if waiters is set, wakes every waiter on l's
+// channels.
+func (h *Hub) wakeLink(l *link, waiters bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for token, p := range h.pings {
@@ -308,6 +315,9 @@ func (h *Hub) wakeLink(l *link) {
 			delete(h.pings, token)
 			close(p.ready)
 		}
+	}
+	if !waiters {
+		return
 	}
 	for _, ch := range h.channels {
 		if ch.link == l {

@@ -61,9 +61,13 @@ func NewClient(rdb redis.UniversalClient, id string, timeout time.Duration, log 
 		closeScripts()
 		return nil, err
 	}
-	publish := "PUBLISH"
+	publish, hubRedis := "PUBLISH", rdb
 	if shard {
-		publish = "SPUBLISH"
+		// A sharded hub asks its client for the cluster's layout, and
+		// reloads it when a master stops answering or a slot moves, before
+		// it wakes the waiters; their acquires must then find the new
+		// layout, so the hub asks the client they go through.
+		publish, hubRedis = "SPUBLISH", scripts
 	}
 	return &Client{
 		Redis:           rdb,
@@ -71,7 +75,7 @@ func NewClient(rdb redis.UniversalClient, id string, timeout time.Duration, log 
 		ID:              id,
 		WatchdogTimeout: timeout,
 		Publish:         publish,
-		Hub:             pubsub.New(rdb, shard, log),
+		Hub:             pubsub.New(hubRedis, shard, log),
 		Watchdog:        watchdog.New(rdb, timeout, log),
 		Log:             log,
 		closeScripts:    closeScripts,
@@ -167,12 +171,18 @@ func OpContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // otherwise does only every minute) reloads the cluster's layout and is
 // sent again, with backoff, until ctx ends. A dial error means the script
 // never ran, so sending it again cannot apply it twice. Other network
-// errors (a timeout: the script may have run) are returned, but reload
-// the layout for the next call.
+// errors (a timeout: the script may have run) are returned, once the
+// layout is reloaded for the next call (awaitLayout).
 func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []string, args ...any) (any, error) {
 	cc, cluster := rdb.(*redis.ClusterClient)
 	backoff := 50 * time.Millisecond
 	for {
+		var master string
+		if cluster && len(keys) > 0 {
+			if node, err := cc.MasterForKey(ctx, keys[0]); err == nil {
+				master = node.Options().Addr
+			}
+		}
 		v, err := s.Run(ctx, rdb, keys, args...).Result()
 		if errors.Is(err, redis.Nil) {
 			return nil, nil
@@ -181,10 +191,11 @@ func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []strin
 			return v, err
 		}
 		var netErr net.Error
-		if errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) {
+		if len(keys) > 0 && (errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)) {
 			// A master that timed out may be failing over: let the next
-			// call find out where its slots went.
-			cc.ReloadState(ctx)
+			// call (an acquire's undo, a retry) find out where its slots
+			// went.
+			awaitLayout(ctx, cc, keys[0], master)
 		}
 		if !isDialError(err) {
 			return v, err
@@ -197,6 +208,39 @@ func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []strin
 		case <-t.C:
 		}
 		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// layoutWait bounds awaitLayout.
+const layoutWait = time.Second
+
+// awaitLayout has cc reload its cluster layout after a call for key,
+// sent to master, failed without an answer, and waits, for layoutWait at
+// most, until the layout names another master for key: go-redis reloads
+// in the background, and a call sent before that completes would go to
+// the silent master again and wait out another read timeout. When no
+// failover is under way the layout keeps the master and the wait runs
+// out.
+func awaitLayout(ctx context.Context, cc *redis.ClusterClient, key, master string) {
+	// The call's own deadline may be what ran out.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), layoutWait)
+	defer cancel()
+	cc.ReloadState(ctx)
+	if master == "" {
+		return
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if node, err := cc.MasterForKey(ctx, key); err == nil && node.Options().Addr != master {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		cc.ReloadState(ctx)
 	}
 }
 
