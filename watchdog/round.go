@@ -71,10 +71,11 @@ func isNoScript(err error) bool {
 
 // apply records a round's replies: 1 moves the lease's deadline to the
 // round's send time plus the timeout, 0 reports the lease lost, and an
-// error leaves the deadline where it was.
-func (w *Watchdog) apply(r round) {
+// error leaves the deadline where it was. It reports whether any lease
+// got an error.
+func (w *Watchdog) apply(r round) (failed bool) {
 	var lost []*Lease
-	failed := 0
+	errs := 0
 	w.mu.Lock()
 	for i, l := range r.leases {
 		if l.ended {
@@ -83,7 +84,7 @@ func (w *Watchdog) apply(r round) {
 		n, err := r.cmds[i].Int64()
 		switch {
 		case err != nil:
-			failed++
+			errs++
 		case n == 1:
 			if r.sent.After(l.renewed) {
 				l.renewed = r.sent
@@ -93,14 +94,15 @@ func (w *Watchdog) apply(r round) {
 		}
 	}
 	w.mu.Unlock()
-	if failed > 0 && w.log != nil {
+	if errs > 0 && w.log != nil {
 		err := r.err
 		if err == nil {
 			err = errors.New("unexpected reply")
 		}
-		w.log.Warn("relock: lease renewal failed; retrying", "locks", failed, "error", err)
+		w.log.Warn("relock: lease renewal failed; retrying", "locks", errs, "error", err)
 	}
 	for _, l := range lost {
 		w.fire(l, ErrGone)
 	}
+	return errs > 0
 }

@@ -14,7 +14,8 @@
 // s + timeout on the server, so the watchdog reports the loss no later than
 // timeout after the send time of the last success (a tenth of the timeout
 // earlier, to absorb timer and scheduling delay). A Redis error is not a
-// loss by itself: the watchdog keeps trying until that deadline.
+// loss by itself: the watchdog keeps trying until that deadline, a fifth
+// of an interval (at most a second) after each failed round.
 package watchdog
 
 import (
@@ -159,6 +160,14 @@ func (w *Watchdog) run() {
 
 	results := make(chan round, 1)
 	inflight, missed := false, false
+	// After a round with errors the next one comes after retryDelay, not
+	// a whole interval: a master that failed over is usually replaced
+	// within seconds, and its leases must be renewed on the new one
+	// before they can expire.
+	retry := time.NewTimer(interval)
+	retry.Stop()
+	defer retry.Stop()
+	retryDelay := min(interval/5, time.Second)
 	for {
 		expiry.Reset(w.untilNextExpiry(interval))
 		select {
@@ -173,15 +182,24 @@ func (w *Watchdog) run() {
 				missed = true
 				break
 			}
+			retry.Stop()
 			inflight = true
 			go w.round(ctx, interval, results)
+		case <-retry.C:
+			if !inflight {
+				inflight = true
+				go w.round(ctx, interval, results)
+			}
 		case r := <-results:
 			inflight = false
-			w.apply(r)
-			if missed {
+			failed := w.apply(r)
+			switch {
+			case missed:
 				missed = false
 				inflight = true
 				go w.round(ctx, interval, results)
+			case failed:
+				retry.Reset(retryDelay)
 			}
 		case now := <-expiry.C:
 			w.expire(now)

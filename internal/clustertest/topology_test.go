@@ -311,6 +311,7 @@ func TestHoldAcrossMasterKill(t *testing.T) {
 	eventually(t, 15*time.Second, "holder's renewal on the promoted master", func() bool {
 		return node.PTTL(ctx, name).Val() > ttl || hctx.Err() != nil
 	})
+	t.Logf("holder's lease renewed on %s %v after the kill", promoted, time.Since(killed))
 	if hctx.Err() != nil || cctx.Err() != nil {
 		t.Fatalf("holder told of a loss: %v, %v", context.Cause(hctx), context.Cause(cctx))
 	}
