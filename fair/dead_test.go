@@ -13,6 +13,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/internal/locktest"
 	"github.com/relock-go/relock/internal/redistest"
 )
 
@@ -61,7 +62,7 @@ func TestDeadWaiterDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	child, childID := redistest.StartChild(t, "queue", srv.Addr, name, strconv.FormatInt(wait.Milliseconds(), 10))
-	waitQueued(t, raw, name, childID, 1)
+	locktest.WaitQueued(t, raw, name, childID, 1)
 	release := make(chan struct{})
 	defer close(release)
 	liveField, liveDone := queued(t, raw, name, 2, opts, bg, release)

@@ -2,7 +2,6 @@ package fair_test
 
 import (
 	"context"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,30 +10,14 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/internal/locktest"
 	"github.com/relock-go/relock/internal/redistest"
 )
 
 // queueKeys returns the queue list and timeout set of lock name.
 func queueKeys(name string) (queue, timeouts string) {
-	return "redisson_lock_queue:{" + name + "}", "redisson_lock_timeout:{" + name + "}"
-}
-
-// waitQueued waits until the queue's last entry belongs to client id, and
-// returns that field.
-func waitQueued(t *testing.T, raw *redis.Client, name, id string, length int) string {
-	t.Helper()
-	queue, _ := queueKeys(name)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		q := raw.LRange(context.Background(), queue, 0, -1).Val()
-		if len(q) == length && strings.HasPrefix(q[length-1], id+":") {
-			return q[length-1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("queue %v: want %d entries, the last of client %s", q, length, id)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	keys := locktest.FairResidue(name)
+	return keys[0], keys[1]
 }
 
 // scriptCounter counts script calls made through one go-redis client.
@@ -96,7 +79,7 @@ func TestOnlyHeadWoken(t *testing.T) {
 			}
 			acquired[i] <- ctx
 		}()
-		fields[i] = waitQueued(t, raw, name, rc.ID(), i+1)
+		fields[i] = locktest.WaitQueued(t, raw, name, rc.ID(), i+1)
 	}
 	time.Sleep(50 * time.Millisecond) // let each waiter's retry after subscribing land
 

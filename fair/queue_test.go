@@ -10,6 +10,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/internal/locktest"
 	"github.com/relock-go/relock/internal/redistest"
 )
 
@@ -56,7 +57,7 @@ func queued(t *testing.T, raw *redis.Client, name string, pos int, opts *fair.Op
 			_ = m.Unlock(lctx)
 		}
 	}()
-	return waitQueued(t, raw, name, rc.ID(), pos), done
+	return locktest.WaitQueued(t, raw, name, rc.ID(), pos), done
 }
 
 // TestLayout pins Redisson's RFairLock layout: the queue lists waiters'
@@ -158,7 +159,7 @@ func TestGiveUp(t *testing.T) {
 		_, err := fair.New(tryRC, name, nil).TryLock(bg, 400*time.Millisecond)
 		tryErr <- err
 	}()
-	tryField := waitQueued(t, raw, name, tryRC.ID(), 2)
+	tryField := locktest.WaitQueued(t, raw, name, tryRC.ID(), 2)
 	// A Lock that is cancelled from the middle of the queue.
 	cctx, cancel := context.WithCancel(bg)
 	cancelled, cancelledDone := queued(t, raw, name, 3, nil, cctx, release)

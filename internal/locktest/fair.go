@@ -69,7 +69,7 @@ func fifo(t *testing.T, e *env) {
 		rc := e.client(t, nil)
 		m := fair.New(rc, name, nil)
 		wg.Go(func() { acquire(i, m, bg) })
-		waitQueued(t, raw, name, rc.ID(), i+1)
+		WaitQueued(t, raw, name, rc.ID(), i+1)
 	}
 	unlockT(t, holder, hctx)
 	// The releaser comes straight back: it must queue behind all ten.
@@ -84,13 +84,15 @@ func fifo(t *testing.T, e *env) {
 	e.assertNoResidue(t, name)
 }
 
-// waitQueued waits until the fair lock name's queue has length entries,
-// the last of client id.
-func waitQueued(t testing.TB, raw redis.UniversalClient, name, id string, length int) {
+// WaitQueued waits until the fair lock name's queue has length entries,
+// the last of client id, and returns that entry: the waiter's field.
+func WaitQueued(t testing.TB, raw redis.UniversalClient, name, id string, length int) string {
 	t.Helper()
 	queue := FairResidue(name)[0]
+	var q []string
 	eventually(t, 5*time.Second, "waiter of client "+id+" queued", func() bool {
-		q := raw.LRange(context.Background(), queue, 0, -1).Val()
+		q = raw.LRange(context.Background(), queue, 0, -1).Val()
 		return len(q) == length && strings.HasPrefix(q[length-1], id+":")
 	})
+	return q[length-1]
 }

@@ -205,12 +205,8 @@ func (e *env) resetDenied(t testing.TB) {
 func (e *env) checkDenied(t testing.TB) {
 	t.Helper()
 	for _, s := range e.limitedServers() {
-		denied, err := s.Denied(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(denied) > 0 {
-			t.Errorf("%s: ACL LOG: %s", s.Addr, strings.Join(denied, "; "))
+		if err := s.CheckDenied(); err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -122,32 +122,21 @@ func launchNode(bin string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{dir: dir, limited: true}
-	for try := 0; ; try++ {
-		port, err := freePort()
-		var bus int
-		if err == nil {
-			bus, err = freePort()
-		}
-		if err == nil {
-			s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-			s.args = []string{
-				"--cluster-enabled", "yes",
-				"--cluster-config-file", "nodes.conf",
-				"--cluster-node-timeout", strconv.FormatInt(NodeTimeout.Milliseconds(), 10),
-				"--cluster-port", strconv.Itoa(bus),
-				"--repl-diskless-sync-delay", "0",
-			}
-			s.args = append(s.args, userArgs(ClusterCommands...)...)
-			err = s.exec(bin)
-		}
-		if err == nil {
-			return s, nil
-		}
-		if try == 4 {
-			os.RemoveAll(dir)
-			return nil, err
-		}
+	s.args = append([]string{
+		"--cluster-enabled", "yes",
+		"--cluster-config-file", "nodes.conf",
+		"--cluster-node-timeout", strconv.FormatInt(NodeTimeout.Milliseconds(), 10),
+		"--repl-diskless-sync-delay", "0",
+	}, userArgs(ClusterCommands...)...)
+	err = s.startOnFreePort(bin, func() ([]string, error) {
+		bus, err := freePort()
+		return []string{"--cluster-port", strconv.Itoa(bus)}, err
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
 	}
+	return s, nil
 }
 
 // Addrs returns the nodes' addresses in creation order.

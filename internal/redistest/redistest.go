@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -118,21 +119,39 @@ func Launch(args ...string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{args: append(userArgs(), args...), dir: dir, limited: true}
-	// A freed port may be taken again before redis-server binds it.
-	for try := 0; ; try++ {
-		port, err := freePort()
-		if err == nil {
-			s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-			err = s.exec(bin)
+	if err := s.startOnFreePort(bin, nil); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return s, nil
+}
+
+// startOnFreePort runs s's redis-server on a free loopback port, trying
+// another port (five in all) when one is taken before redis-server binds
+// it, as a freed port may be. perTry, when set, returns arguments to add
+// for each try (a cluster node's bus port).
+func (s *Server) startOnFreePort(bin string, perTry func() ([]string, error)) error {
+	base := s.args
+	var err error
+	for range 5 {
+		var port int
+		if port, err = freePort(); err != nil {
+			continue
 		}
-		if err == nil {
-			return s, nil
+		s.args = base
+		if perTry != nil {
+			var more []string
+			if more, err = perTry(); err != nil {
+				continue
+			}
+			s.args = append(slices.Clone(base), more...)
 		}
-		if try == 4 {
-			os.RemoveAll(dir)
-			return nil, err
+		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if err = s.exec(bin); err == nil {
+			return nil
 		}
 	}
+	return err
 }
 
 func freePort() (int, error) {

@@ -92,18 +92,8 @@ func StartSecure(tb testing.TB) *Server {
 		"--tls-ca-cert-file", filepath.Join(dir, "ca.crt"),
 		"--tls-auth-clients", "yes",
 	}, userArgs()...)
-	for try := 0; ; try++ {
-		port, err := freePort()
-		if err == nil {
-			s.Addr = net.JoinHostPort("127.0.0.1", fmt.Sprint(port))
-			err = s.exec(bin)
-		}
-		if err == nil {
-			break
-		}
-		if try == 4 {
-			tb.Fatal(err)
-		}
+	if err := s.startOnFreePort(bin, nil); err != nil {
+		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
 		if err := s.CheckDenied(); err != nil {
@@ -120,10 +110,10 @@ func (s *Server) Limited() bool { return s.limited }
 // TLS reports whether s takes TLS connections only (StartSecure).
 func (s *Server) TLS() bool { return s.tls != nil }
 
-// Denied returns the entries of s's ACL LOG, what a user was refused, as
+// denied returns the entries of s's ACL LOG, what a user was refused, as
 // "<user>: <reason> <object> (<count> times)": reason is command, key,
 // channel or auth, and object the command, key or channel.
-func (s *Server) Denied(ctx context.Context) ([]string, error) {
+func (s *Server) denied(ctx context.Context) ([]string, error) {
 	c := s.NewClient()
 	defer c.Close()
 	entries, err := c.Do(ctx, "ACL", "LOG").Slice()
@@ -140,7 +130,7 @@ func (s *Server) Denied(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// CheckDenied returns an error listing what s denied LockUser (Denied),
+// CheckDenied returns an error listing what s denied LockUser (its ACL LOG),
 // or nil when it denied nothing, is not limited, or is not running.
 func (s *Server) CheckDenied() error {
 	if !s.limited || s.cmd == nil {
@@ -148,7 +138,7 @@ func (s *Server) CheckDenied() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	denied, err := s.Denied(ctx)
+	denied, err := s.denied(ctx)
 	switch {
 	case err != nil:
 		return fmt.Errorf("redistest: reading the ACL LOG of %s: %w", s.Addr, err)
