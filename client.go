@@ -73,7 +73,23 @@ type Options struct {
 	// SyncTimeout bounds the wait for replicas. Default
 	// DefaultSyncTimeout; it must be a whole number of milliseconds.
 	SyncTimeout time.Duration
+
+	// Linger is how long a lock's release channel stays subscribed
+	// after the client's last waiter on it leaves, so that a lock
+	// contended again soon costs no SUBSCRIBE, PING or UNSUBSCRIBE and
+	// its waiters need no second attempt. At most MaxLingering channels
+	// linger; past that the one left longest ago is unsubscribed.
+	// Default DefaultLinger; negative unsubscribes a channel as its last
+	// waiter leaves.
+	Linger time.Duration
 }
+
+// DefaultLinger is the default Options.Linger.
+const DefaultLinger = 10 * time.Second
+
+// MaxLingering bounds the channels a client keeps subscribed without
+// waiters (Options.Linger).
+const MaxLingering = 1024
 
 // A Client holds what the locks built on it share: a random ID naming its
 // owners in Redis, a subscription hub and a lease watchdog. Create one per
@@ -114,6 +130,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Linger == 0 {
+		o.Linger = DefaultLinger
+	}
 	switch {
 	case o.SyncReplicas < 0 || o.SyncTimeout < 0:
 		return nil, fmt.Errorf("relock: negative SyncReplicas or SyncTimeout: %w", ErrInvalidArgument)
@@ -131,7 +150,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if o.PubSub < PubSubAuto || o.PubSub > PubSubSharded {
 		return nil, fmt.Errorf("relock: unknown PubSubMode %d: %w", o.PubSub, ErrInvalidArgument)
 	}
-	c, err := core.NewClient(rdb, uuid.NewString(), o.WatchdogTimeout, o.Logger, func(scripts redis.UniversalClient) (bool, error) {
+	c, err := core.NewClient(rdb, newID(), o.WatchdogTimeout, o.Logger, func(scripts redis.UniversalClient) (bool, error) {
 		cc, cluster := scripts.(*redis.ClusterClient)
 		switch {
 		case o.PubSub == PubSubGlobal || !cluster:
@@ -145,6 +164,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		return nil, err
 	}
 	c.SyncReplicas, c.SyncTimeout = o.SyncReplicas, o.SyncTimeout
+	c.Hub.SetLinger(o.Linger, MaxLingering)
 	return &Client{c: c}, nil
 }
 
@@ -226,8 +246,18 @@ func probeRound(cc *redis.ClusterClient) (yes, no bool, err error) {
 	return yes, no, err
 }
 
-// ID is the client's random UUID, the first part of every owner field it
-// writes ("<ID>:<owner>").
+// newID returns a client ID: a random UUID in Redisson's textual form,
+// with version 8 where Redisson's are version 4. relock's scripts tell
+// relock's owner fields from Redisson's by it: they hand a fair lock
+// directly to a relock waiter, and wake a Redisson waiter instead.
+func newID() string {
+	id := uuid.New()
+	id[6] = id[6]&0x0f | 0x80
+	return id.String()
+}
+
+// ID is the client's random UUID (version 8: see newID), the first part
+// of every owner field it writes ("<ID>:<owner>").
 func (rc *Client) ID() string { return rc.c.ID }
 
 // Close stops the watchdog and the subscription hub and waits for their

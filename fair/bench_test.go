@@ -2,11 +2,15 @@ package fair_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
 	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/scripts"
 )
 
 // The hot paths of the fair lock on the package's redis-server. Run with:
@@ -25,6 +29,27 @@ func BenchmarkLockUnlock(b *testing.B) {
 		}
 		if err := mu.Unlock(lctx); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScripts is the floor under BenchmarkLockUnlock: the same two
+// scripts (acquire on a free lock, unlock) called straight through
+// go-redis, without the hold record, the watchdog or the contexts.
+func BenchmarkScripts(b *testing.B) {
+	rdb := srv.Client(b)
+	name := redistest.Key(b)
+	queue, timeouts := queueKeys(name)
+	keys := []string{name, queue, timeouts, "redisson_lock__channel:{" + name + "}"}
+	field := "5b7e3f7e-8d4a-8c1e-9d0b-2f6f0d1c3a44:1"
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := scripts.FairAcquire.Run(ctx, rdb, keys, 30000, field, 300000, "1", "PUBLISH").Err(); !errors.Is(err, redis.Nil) {
+			b.Fatalf("acquire: %v", err)
+		}
+		if err := scripts.FairUnlock.Run(ctx, rdb, keys, 30000, field, "PUBLISH").Err(); err != nil {
+			b.Fatalf("unlock: %v", err)
 		}
 	}
 }

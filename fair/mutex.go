@@ -37,8 +37,11 @@ type Options struct {
 type Mutex struct {
 	l        *hashlock.Lock
 	keys     []string // lock hash, queue, timeout set, channel prefix
-	waitMs   int64
-	channels string // redisson_lock__channel:{<name>}, the waiters' channel prefix
+	waitArg  any      // the wait timeout in ms, a script argument
+	channels string   // redisson_lock__channel:{<name>}, the waiters' channel prefix
+	// clientChannel: "<channels>:<client id>", where the client's
+	// waiters are handed the lock (channel).
+	clientChannel string
 }
 
 var _ relock.Locker = (*Mutex)(nil)
@@ -58,8 +61,11 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	case o.WaitTimeout < time.Millisecond && m.l.Err == nil:
 		m.l.Err = fmt.Errorf("fair: wait timeout %v: %w", o.WaitTimeout, relock.ErrInvalidArgument)
 	}
-	m.waitMs = core.Millis(o.WaitTimeout)
+	m.waitArg = core.Millis(o.WaitTimeout)
 	m.channels = core.Prefix("redisson_lock__channel", name)
+	if m.l.C != nil {
+		m.clientChannel = m.channels + ":" + m.l.C.ID
+	}
 	m.keys = []string{
 		name,
 		core.Prefix("redisson_lock_queue", name),
@@ -72,7 +78,9 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 		GiveUp:      m.giveUp,
 		Unlock:      m.unlock,
 		ForceUnlock: m.forceUnlock,
-		Channel:     func(field string) string { return m.channels + ":" + field },
+		Channel:     m.channel,
+		Foreign:     func(field string) string { return m.channels + ":" + field },
+		Grants:      true,
 	}
 	return m
 }

@@ -15,7 +15,16 @@
 // channel (the one that has waited longest since it was last woken), any
 // other payload wakes them all. Wake-ups are buffered one deep and never
 // block the hub. A waiter that leaves holding an unconsumed wake-up passes
-// it on, so a wake-one is not lost to a waiter that gave up.
+// it on, so a wake-one is not lost to a waiter that gave up. relock adds
+// one form of its own, on channels only relock clients listen on: a
+// payload "<tag>:<note>" wakes only the waiter that joined with that tag
+// and hands it the note (a fair lock's direct grant); it wakes nobody
+// when no such waiter is there.
+//
+// With SetLinger, a channel stays subscribed for a while after its last
+// waiter leaves, so a lock contended again soon costs no SUBSCRIBE,
+// confirmation PING or UNSUBSCRIBE, and a waiter can join such a live
+// channel (Live) before its first attempt instead of after it.
 //
 // Messages published while a connection is down are lost, so when a
 // connection fails the hub wakes every waiter on it, reconnects with
@@ -35,7 +44,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,12 +65,20 @@ type Hub struct {
 	sharded bool
 	log     *slog.Logger
 
+	// linger and maxIdle are set by SetLinger before first use.
+	linger  time.Duration
+	maxIdle int
+
 	mu       sync.Mutex
 	links    map[string]*link    // by node address; "" in global mode
-	channels map[string]*channel // subscribed channels
+	channels map[string]*channel // subscribed channels, with waiters or idle
 	pings    map[string]pending  // confirmation ping payload -> subscription awaiting it
 	nextPing uint64
 	closed   bool
+	// idle lists the subscribed channels without waiters, least recently
+	// left first; sweeping tells whether the sweeper goroutine runs.
+	idle     []*channel
+	sweeping bool
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -74,6 +93,7 @@ type channel struct {
 	// rehomed: the channel moved to another master's link; wake its
 	// waiters again once the new subscription is confirmed.
 	rehomed bool
+	left    time.Time // when its last waiter left, if it has none
 }
 
 // pending is a subscription sent on link and not yet confirmed: its
@@ -87,9 +107,13 @@ type pending struct {
 
 // A Subscription is one waiter's interest in a channel.
 type Subscription struct {
-	h  *Hub
-	ch *channel
-	c  chan struct{}
+	h   *Hub
+	ch  *channel
+	c   chan struct{}
+	tag string
+	// note is the note of the last tagged message for this waiter not
+	// yet taken by Note. Guarded by Hub.mu.
+	note string
 }
 
 // New returns a hub for rdb. In sharded mode rdb must be a
@@ -107,6 +131,17 @@ func New(rdb redis.UniversalClient, sharded bool, log *slog.Logger) *Hub {
 	}
 }
 
+// SetLinger keeps up to max channels subscribed for idle after their last
+// waiter leaves; past max, the one left longest ago is unsubscribed
+// first. Zero values (the default) unsubscribe a channel as its last
+// waiter leaves. Call it before the hub's first use.
+func (h *Hub) SetLinger(idle time.Duration, max int) {
+	h.linger, h.maxIdle = idle, max
+	if idle <= 0 || max <= 0 {
+		h.linger, h.maxIdle = 0, 0
+	}
+}
+
 // Done is closed when the hub is closed.
 func (h *Hub) Done() <-chan struct{} { return h.stop }
 
@@ -116,6 +151,31 @@ func (h *Hub) Done() <-chan struct{} { return h.stop }
 // connection breaks meanwhile, Subscribe returns and the reconnect wakes
 // the waiter.
 func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, error) {
+	return h.Join(ctx, channel, "")
+}
+
+// Live registers a waiter with tag ("" for none) on channel if the
+// channel is subscribed already and the server has confirmed it, and
+// returns nil otherwise. A waiter that joins a live channel before it
+// looks at a lock misses no message published after that look.
+func (h *Hub) Live(channel, tag string) *Subscription {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := h.channels[channel]
+	if h.closed || ch == nil {
+		return nil
+	}
+	select {
+	case <-ch.ready:
+	default:
+		return nil
+	}
+	return h.addLocked(ch, tag)
+}
+
+// Join is Subscribe for a waiter with tag: a message "<tag>:<note>" on
+// channel wakes it alone (see Note).
+func (h *Hub) Join(ctx context.Context, channel, tag string) (*Subscription, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -141,8 +201,7 @@ func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, err
 		}
 		ch = h.subscribeLocked(l, channel)
 	}
-	s := &Subscription{h: h, ch: ch, c: make(chan struct{}, 1)}
-	ch.waiters = append(ch.waiters, s)
+	s := h.addLocked(ch, tag)
 	ready := ch.ready
 	h.mu.Unlock()
 
@@ -179,11 +238,36 @@ func (h *Hub) attachLocked(ch *channel, l *link) {
 	l.queueLocked(write{channel: ch.name, token: token})
 }
 
-// C delivers wake-ups: a signal means "retry now". It is never closed.
+// addLocked adds a waiter with tag to ch, which leaves the idle list.
+func (h *Hub) addLocked(ch *channel, tag string) *Subscription {
+	if len(ch.waiters) == 0 {
+		if i := slices.Index(h.idle, ch); i >= 0 {
+			h.idle = slices.Delete(h.idle, i, i+1)
+		}
+	}
+	s := &Subscription{h: h, ch: ch, c: make(chan struct{}, 1), tag: tag}
+	ch.waiters = append(ch.waiters, s)
+	return s
+}
+
+// C delivers wake-ups: a signal means "retry now", or, when Note has a
+// note, that a tagged message came. It is never closed.
 func (s *Subscription) C() <-chan struct{} { return s.c }
 
-// Close drops the waiter. The last waiter on a channel unsubscribes it. An
-// unconsumed wake-up passes to the next waiter. Close is idempotent.
+// Note returns and clears the note of the last tagged message for this
+// waiter, "" when none came since the last call.
+func (s *Subscription) Note() string {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	n := s.note
+	s.note = ""
+	return n
+}
+
+// Close drops the waiter. The last waiter on a channel unsubscribes it,
+// at once or, with SetLinger, once it has been idle long enough. An
+// unconsumed untagged wake-up passes to the next waiter. Close is
+// idempotent.
 func (s *Subscription) Close() {
 	h := s.h
 	h.mu.Lock()
@@ -196,17 +280,58 @@ func (s *Subscription) Close() {
 	ch.waiters = append(ch.waiters[:i], ch.waiters[i+1:]...)
 	select {
 	case <-s.c:
-		ch.wakeOneLocked()
+		if s.note == "" {
+			ch.wakeOneLocked()
+		}
 	default:
 	}
-	if len(ch.waiters) > 0 || h.channels[ch.name] != ch {
+	if len(ch.waiters) > 0 || h.channels[ch.name] != ch || h.closed {
 		return
 	}
+	if h.linger == 0 {
+		h.dropLocked(ch)
+		return
+	}
+	ch.left = time.Now()
+	h.idle = append(h.idle, ch)
+	if len(h.idle) > h.maxIdle {
+		h.dropLocked(h.idle[0])
+		h.idle = h.idle[1:]
+	}
+	if !h.sweeping {
+		h.sweeping = true
+		h.wg.Add(1)
+		go h.sweep()
+	}
+}
+
+// dropLocked unsubscribes ch, which has no waiters.
+func (h *Hub) dropLocked(ch *channel) {
 	delete(h.channels, ch.name)
-	if h.closed {
-		return
-	}
 	ch.link.queueLocked(write{channel: ch.name})
+}
+
+// sweep unsubscribes the channels idle for longer than the linger, until
+// the hub closes. The hub owns it: Close waits for it.
+func (h *Hub) sweep() {
+	defer h.wg.Done()
+	tick := time.NewTicker(max(h.linger/4, 10*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case now := <-tick.C:
+			h.mu.Lock()
+			n := 0
+			for n < len(h.idle) && now.Sub(h.idle[n].left) >= h.linger {
+				h.dropLocked(h.idle[n])
+				n++
+			}
+			h.idle = h.idle[n:]
+			h.mu.Unlock()
+		}
+	}
 }
 
 func indexOf(subs []*Subscription, s *Subscription) int {
@@ -216,6 +341,20 @@ func indexOf(subs []*Subscription, s *Subscription) int {
 		}
 	}
 	return -1
+}
+
+// notifyLocked hands note to the first waiter tagged tag, if any.
+func (ch *channel) notifyLocked(tag, note string) {
+	for _, s := range ch.waiters {
+		if s.tag == tag {
+			s.note = note
+			select {
+			case s.c <- struct{}{}:
+			default:
+			}
+			return
+		}
+	}
 }
 
 // wakeOneLocked signals the least recently woken waiter that has no
@@ -263,9 +402,12 @@ func (h *Hub) deliver(l *link, msg any) (dropped []string) {
 		if ch == nil {
 			return
 		}
-		if m.Payload == "0" {
+		switch tag, note, tagged := strings.Cut(m.Payload, ":"); {
+		case tagged:
+			ch.notifyLocked(tag, note)
+		case m.Payload == "0":
 			ch.wakeOneLocked()
-		} else {
+		default:
 			ch.wakeAllLocked()
 		}
 	case *redis.Pong:

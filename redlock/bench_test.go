@@ -39,7 +39,7 @@ func BenchmarkLockUnlock(b *testing.B) {
 // as Redisson's RedissonRedLock does.
 func BenchmarkSequentialBaseline(b *testing.B) {
 	name := redistest.Key(b)
-	channel := "redisson_lock__channel:{" + name + "}"
+	keys := []string{name, "redisson_lock__channel:{" + name + "}", "relock_lock_waiters:{" + name + "}"}
 	rdbs := make([]*redis.Client, len(shared))
 	for i, s := range shared {
 		rdbs[i] = s.Client(b)
@@ -48,12 +48,12 @@ func BenchmarkSequentialBaseline(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, rdb := range rdbs {
-			if err := scripts.Acquire.Run(ctx, rdb, []string{name}, 30000, "bench:1").Err(); !errors.Is(err, redis.Nil) {
+			if err := scripts.Acquire.Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Err(); !errors.Is(err, redis.Nil) {
 				b.Fatalf("acquire: %v", err)
 			}
 		}
 		for _, rdb := range rdbs {
-			if err := scripts.Unlock.Run(ctx, rdb, []string{name, channel}, 30000, "bench:1", "PUBLISH").Err(); err != nil {
+			if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH").Err(); err != nil {
 				b.Fatalf("unlock: %v", err)
 			}
 		}
@@ -119,16 +119,16 @@ func BenchmarkLockUnlockLatency2ms(b *testing.B) {
 func BenchmarkSequentialLatency2ms(b *testing.B) {
 	_, rdbs := slowClients(b)
 	name := redistest.Key(b)
-	channel := "redisson_lock__channel:{" + name + "}"
+	keys := []string{name, "redisson_lock__channel:{" + name + "}", "relock_lock_waiters:{" + name + "}"}
 	ctx := context.Background()
 	for b.Loop() {
 		for _, rdb := range rdbs {
-			if err := scripts.Acquire.Run(ctx, rdb, []string{name}, 30000, "bench:1").Err(); !errors.Is(err, redis.Nil) {
+			if err := scripts.Acquire.Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Err(); !errors.Is(err, redis.Nil) {
 				b.Fatalf("acquire: %v", err)
 			}
 		}
 		for _, rdb := range rdbs {
-			if err := scripts.Unlock.Run(ctx, rdb, []string{name, channel}, 30000, "bench:1", "PUBLISH").Err(); err != nil {
+			if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH").Err(); err != nil {
 				b.Fatalf("unlock: %v", err)
 			}
 		}

@@ -46,6 +46,7 @@ type Options struct {
 // for concurrent use. Create one with New.
 type RedLock struct {
 	name   string
+	keys   []string // the lock hash, its channel and relock's waiter registry on every master
 	nodes  []*core.Client
 	quorum int
 	lease  time.Duration // fixed lease, or the shortest watchdog timeout
@@ -74,7 +75,9 @@ func New(name string, clients []*relock.Client, opts *Options) (*RedLock, error)
 	if err := core.ValidateName(name); err != nil {
 		return nil, fmt.Errorf("redlock: %w", err)
 	}
-	rl := &RedLock{name: name, holds: make(map[int64]*hold)}
+	rl := &RedLock{name: name, holds: make(map[int64]*hold), keys: []string{
+		name, core.Prefix("redisson_lock__channel", name), core.Prefix("relock_lock_waiters", name),
+	}}
 	if opts != nil {
 		rl.opts = *opts
 	}
@@ -236,7 +239,7 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 		g.Go(func() error {
 			nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rl.opts.NodeTimeout)
 			defer cancel()
-			reply, err := core.Eval(nctx, node.Scripts, scripts.Acquire, []string{rl.name}, rl.leaseOf(node), field)
+			reply, err := core.Eval(nctx, node.Scripts, scripts.Acquire, []string{rl.name, rl.keys[2]}, rl.leaseOf(node), field, "0")
 			a.acquired[i] = err == nil && reply == nil
 			if err != nil {
 				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
@@ -275,9 +278,7 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
 }
 
 func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner int64) (any, error) {
-	opctx, cancel := core.OpContext(ctx)
+	opctx, cancel := node.OpContext(ctx)
 	defer cancel()
-	return core.Eval(opctx, node.Redis, scripts.Unlock,
-		[]string{rl.name, core.Prefix("redisson_lock__channel", rl.name)},
-		rl.leaseOf(node), node.Field(owner), node.Publish)
+	return core.Eval(opctx, node.Redis, scripts.Unlock, rl.keys, rl.leaseOf(node), node.Field(owner), node.Publish)
 }

@@ -40,12 +40,12 @@ func BenchmarkLockUnlock(b *testing.B) {
 func BenchmarkScripts(b *testing.B) {
 	rdb := srv.Client(b)
 	name := redistest.Key(b)
-	keys := []string{name, channelOf(name)}
+	keys := []string{name, channelOf(name), "relock_lock_waiters:{" + name + "}"}
 	field := "5b7e3f7e-8d4a-4c1e-9d0b-2f6f0d1c3a44:1"
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := scripts.Acquire.Run(ctx, rdb, keys[:1], 30000, field).Err(); !errors.Is(err, redis.Nil) {
+		if err := scripts.Acquire.Run(ctx, rdb, []string{keys[0], keys[2]}, 30000, field, "0").Err(); !errors.Is(err, redis.Nil) {
 			b.Fatalf("acquire: %v", err)
 		}
 		if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, field, "PUBLISH").Err(); err != nil {

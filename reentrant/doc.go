@@ -5,7 +5,24 @@
 // The lock is a Redis hash named after the lock whose one field,
 // "<client id>:<owner>", counts the owner's holds; the hash's TTL is the
 // lease. Releasing the last hold deletes the hash and publishes "0" on
-// "redisson_lock__channel:{<name>}", which wakes one waiter per client.
+// "redisson_lock__channel:{<name>}", which wakes one Redisson waiter per
+// Redisson client.
+//
+// relock's own waiters register in a sorted set,
+// "relock_lock_waiters:{<name>}" (member: owner field; score: when it
+// first found the lock taken), and listen on their client's channel,
+// "redisson_lock__channel:{<name>}:<client id>". A release wakes the
+// longest-registered one alone, with "<owner>:0" there: one attempt per
+// release rather than one per client. A waiter leaves the registry when
+// it acquires or gives up; one whose client no longer listens (the
+// process died) is dropped by the release, which wakes the next. When the
+// woken waiter finds the lock taken again (a barging client won), it
+// stays first in the registry and the next release wakes it again. A
+// waiter that finds a Redisson client holding the lock also listens on
+// the lock's channel, where that client's release publishes "0" (which
+// wakes one waiter per relock client, as among Redisson clients). The
+// registry expires a few seconds after the lock's lease could, so
+// nothing is left behind.
 //
 // Reentrancy follows the context: Lock returns a context carrying the
 // owner, and a Lock with that context (in the same goroutine or any
@@ -22,6 +39,8 @@
 // storage system that rejects writes carrying a token lower than one it
 // has seen is safe from a holder that lost its lease without noticing.
 //
-// Waiters are not served in arrival order: whoever retries first after a
-// release wins, and a releaser may take the lock straight back.
+// Waiters are not served in arrival order: a release wakes relock's
+// longest-waiting waiter, but whoever acquires first after a release
+// wins, and a releaser may take the lock straight back. (The fair lock
+// serves the queue in order.)
 package reentrant

@@ -30,10 +30,17 @@ type Options struct {
 // values may name the same lock. The zero Mutex is not usable: create one
 // with New.
 type Mutex struct {
-	l        *hashlock.Lock
-	channel  string // redisson_lock__channel:{<name>}
-	tokenKey string // redisson_lock_token:{<name>}
-	fencing  bool
+	l       *hashlock.Lock
+	channel string   // redisson_lock__channel:{<name>}
+	waiters string   // relock_lock_waiters:{<name>}
+	keys    []string // lock, channel, waiters: the release scripts' KEYS
+	// acquireKeys: lock, waiters and, with fencing, the token counter.
+	acquireKeys []string
+	// clientChannel: "<channel>:<client id>", where the client's waiters
+	// are woken one at a time (waitChannel).
+	clientChannel string
+	tokenKey      string // redisson_lock_token:{<name>}
+	fencing       bool
 }
 
 var _ relock.Locker = (*Mutex)(nil)
@@ -49,14 +56,25 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	m := &Mutex{
 		l:        hashlock.New("reentrant", rc, name, o.Lease),
 		channel:  core.Prefix("redisson_lock__channel", name),
+		waiters:  core.Prefix("relock_lock_waiters", name),
 		tokenKey: core.Prefix("redisson_lock_token", name),
 		fencing:  o.Fencing,
 	}
+	m.keys = []string{name, m.channel, m.waiters}
+	m.acquireKeys = []string{name, m.waiters}
+	if o.Fencing {
+		m.acquireKeys = append(m.acquireKeys, m.tokenKey)
+	}
+	if m.l.C != nil {
+		m.clientChannel = m.channel + ":" + m.l.C.ID
+	}
 	m.l.Ops = hashlock.Ops{
 		Acquire:     m.acquire,
+		GiveUp:      m.giveUp,
 		Unlock:      m.unlock,
 		ForceUnlock: m.forceUnlock,
-		Channel:     func(string) string { return m.channel },
+		Channel:     m.waitChannel,
+		Foreign:     func(string) string { return m.channel },
 	}
 	return m
 }

@@ -21,7 +21,8 @@ func TestWaiterSurvivesRestart(t *testing.T) {
 	if _, err := holder.Lock(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waiter := reentrant.New(newClientOn(t, s), name, nil)
+	wrc := newClientOn(t, s)
+	waiter := reentrant.New(wrc, name, nil)
 	got := make(chan error, 1)
 	go func() {
 		ctx, err := waiter.Lock(context.Background())
@@ -32,7 +33,9 @@ func TestWaiterSurvivesRestart(t *testing.T) {
 	}()
 	raw := s.Client(t)
 	deadline := time.Now().Add(5 * time.Second)
-	for raw.PubSubNumSub(context.Background(), channelOf(name)).Val()[channelOf(name)] != 1 {
+	// The waiter listens on its client's channel.
+	ch := channelOf(name) + ":" + wrc.ID()
+	for raw.PubSubNumSub(context.Background(), ch).Val()[ch] != 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("waiter not subscribed")
 		}

@@ -3,6 +3,7 @@ package reentrant
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,44 +14,64 @@ import (
 )
 
 // acquire runs the acquire script once. Its replies: nil (acquired) or
-// the lock's PTTL; with fencing, {1, token} or {0, PTTL}. A reentrant
-// acquire never queues, so queue does not matter.
-func (m *Mutex) acquire(ctx context.Context, field string, _ bool) (hashlock.Result, error) {
+// {PTTL, foreign}; with fencing, {1, token} or {0, PTTL, foreign}. A
+// listening waiter registers (hashlock.Join and hashlock.Queued); a Try
+// leaves nothing behind.
+func (m *Mutex) acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
 	c := m.l.C
+	var register any = "1"
+	if mode == hashlock.Try {
+		register = "0"
+	}
 	if !m.fencing {
-		reply, err := c.EvalAcquire(ctx, core.NilReply, scripts.Acquire, []string{m.l.Name}, m.l.LeaseMillis(), field)
+		reply, err := c.EvalAcquire(ctx, core.NilReply, scripts.Acquire, m.acquireKeys, m.l.LeaseArg(), f.Arg, register)
 		if err != nil || reply == nil {
 			return hashlock.Result{Acquired: err == nil}, err
 		}
-		ttl, ok := reply.(int64)
-		if !ok {
-			return hashlock.Result{}, fmt.Errorf("unexpected acquire reply %v", reply)
-		}
-		return hashlock.Result{Sleep: time.Duration(ttl) * time.Millisecond}, nil
+		return taken(reply, 0)
 	}
-	reply, err := c.EvalAcquire(ctx, fencedAcquired, scripts.FencedAcquire, []string{m.l.Name, m.tokenKey}, m.l.LeaseMillis(), field)
+	reply, err := c.EvalAcquire(ctx, fencedAcquired, scripts.FencedAcquire, m.acquireKeys, m.l.LeaseArg(), f.Arg, register)
 	if err != nil {
 		return hashlock.Result{}, err
 	}
-	pair, ok := reply.([]any)
-	if !ok || len(pair) != 2 {
-		return hashlock.Result{}, fmt.Errorf("unexpected acquire reply %v", reply)
+	if r, ok := reply.([]any); ok && len(r) == 2 && r[0] == int64(1) {
+		token, _ := r[1].(int64)
+		return hashlock.Result{Acquired: true, Token: token}, nil
 	}
-	acquired, _ := pair[0].(int64)
-	n, _ := pair[1].(int64)
-	if acquired == 1 {
-		return hashlock.Result{Acquired: true, Token: n}, nil
-	}
-	return hashlock.Result{Sleep: time.Duration(n) * time.Millisecond}, nil
+	return taken(reply, 1)
 }
 
-func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, field string) (any, error) {
-	return core.Eval(ctx, rdb, scripts.Unlock, []string{m.l.Name, m.channel},
-		m.l.LeaseMillis(), field, m.l.C.Publish)
+// taken reads the {PTTL, foreign} that an acquire replies when the lock
+// is taken, from index i of reply.
+func taken(reply any, i int) (hashlock.Result, error) {
+	r, ok := reply.([]any)
+	if !ok || len(r) != i+2 {
+		return hashlock.Result{}, fmt.Errorf("unexpected acquire reply %v", reply)
+	}
+	ttl, _ := r[i].(int64)
+	foreign, _ := r[i+1].(int64)
+	return hashlock.Result{Sleep: time.Duration(ttl) * time.Millisecond, Foreign: foreign == 1}, nil
+}
+
+// waitChannel is where a relock client's waiters on the lock are woken
+// one at a time: "<lock channel>:<client id>", each waiter tagged with
+// its owner number (waiters_prelude.lua). Redisson's releases wake
+// waiters on the lock channel itself (Ops.Foreign).
+func (m *Mutex) waitChannel(field string) (string, string) {
+	return m.clientChannel, field[strings.LastIndexByte(field, ':')+1:]
+}
+
+func (m *Mutex) giveUp(ctx context.Context, f hashlock.Field, _ bool) error {
+	_, err := core.Eval(ctx, m.l.C.Redis, scripts.GiveUp, m.keys, f.Arg, m.l.C.PublishArg)
+	return err
+}
+
+func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field) (any, error) {
+	return core.Eval(ctx, rdb, scripts.Unlock, m.keys, m.l.LeaseArg(), f.Arg, m.l.C.PublishArg)
 }
 
 func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, m.l.C.Redis, scripts.ForceUnlock, []string{m.l.Name, m.channel}, m.l.C.Publish)
+	return core.Eval(ctx, m.l.C.Redis, scripts.ForceUnlock, m.keys, m.l.C.PublishArg)
 }
 
 // fencedAcquired reports whether a fenced acquire's reply is {1, token}.

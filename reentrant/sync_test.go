@@ -20,9 +20,12 @@ func replicated(t *testing.T) (master, replica *redistest.Server) {
 	master.RequireReal(t)
 	_, port, _ := strings.Cut(master.Addr, ":")
 	replica = redistest.Start(t, "--replicaof", "127.0.0.1", port)
-	raw := replica.Client(t)
+	raw, mraw := replica.Client(t), master.Client(t)
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(raw.Info(context.Background(), "replication").Val(), "master_link_status:up") {
+	// Both ends must agree: the master counts a replica for WAIT only once
+	// it sees the link online, which can come after the replica's "up".
+	for !strings.Contains(raw.Info(context.Background(), "replication").Val(), "master_link_status:up") ||
+		!strings.Contains(mraw.Info(context.Background(), "replication").Val(), "state=online") {
 		if time.Now().After(deadline) {
 			t.Fatal("replica not in sync within 10s")
 		}

@@ -113,7 +113,7 @@ func newSide(rc *relock.Client, name string, lease time.Duration, mode string, k
 	s.l.Ops = hashlock.Ops{
 		Acquire: s.acquire,
 		Unlock:  s.unlock,
-		Channel: func(string) string { return keys[1] },
+		Channel: func(string) (string, string) { return keys[1], "" },
 	}
 	if s.readers {
 		s.l.Ops.Renewal = s.readRenewal

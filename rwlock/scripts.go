@@ -30,16 +30,16 @@ func (s *Side) readerOf(field string) string {
 	return field[:len(field)-len(":write")]
 }
 
-func (s *Side) acquire(ctx context.Context, field string, _ bool) (hashlock.Result, error) {
-	c, lease := s.l.C, s.l.LeaseMillis()
+func (s *Side) acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode) (hashlock.Result, error) {
+	c, lease, field := s.l.C, s.l.LeaseArg(), f.S
 	var reply any
 	var err error
 	if s.readers {
 		reply, err = c.EvalAcquire(ctx, core.NilReply, scripts.RWReadAcquire, []string{s.l.Name, s.timeoutPrefix(field)},
-			lease, field, writerField(field))
+			lease, f.Arg, writerField(field))
 	} else {
 		reply, err = c.EvalAcquire(ctx, core.NilReply, scripts.RWWriteAcquire, []string{s.l.Name},
-			lease, field, s.readerOf(field))
+			lease, f.Arg, s.readerOf(field))
 	}
 	if err != nil || reply == nil {
 		return hashlock.Result{Acquired: err == nil}, err
@@ -54,23 +54,23 @@ func (s *Side) acquire(ctx context.Context, field string, _ bool) (hashlock.Resu
 	return hashlock.Result{Sleep: time.Duration(ttl) * time.Millisecond}, nil
 }
 
-func (s *Side) unlock(ctx context.Context, rdb redis.Scripter, field string) (any, error) {
-	pub := s.l.C.Publish
+func (s *Side) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field) (any, error) {
+	pub := s.l.C.PublishArg
 	if s.readers {
 		return core.Eval(ctx, rdb, scripts.RWReadUnlock,
-			[]string{s.l.Name, s.keys[1], s.timeoutPrefix(field), s.tagged}, field, pub)
+			[]string{s.l.Name, s.keys[1], s.timeoutPrefix(f.S), s.tagged}, f.Arg, pub)
 	}
-	return core.Eval(ctx, rdb, scripts.RWWriteUnlock, s.keys, s.l.LeaseMillis(), field, pub)
+	return core.Eval(ctx, rdb, scripts.RWWriteUnlock, s.keys, s.l.LeaseArg(), f.Arg, pub)
 }
 
 func (s *Side) forceScript(ctx context.Context, mode string) (any, error) {
 	return core.Eval(ctx, s.l.C.Redis, scripts.RWForceUnlock, []string{s.l.Name, s.keys[1], s.tagged}, mode, s.l.C.Publish)
 }
 
-func (s *Side) readRenewal(field string) watchdog.Renewal {
+func (s *Side) readRenewal(f hashlock.Field) watchdog.Renewal {
 	return watchdog.Renewal{
 		Script: scripts.RWReadRenew,
-		Keys:   []string{s.l.Name, s.timeoutPrefix(field)},
-		Args:   []any{core.Millis(s.l.C.WatchdogTimeout), field},
+		Keys:   []string{s.l.Name, s.timeoutPrefix(f.S)},
+		Args:   []any{core.Millis(s.l.C.WatchdogTimeout), f.Arg},
 	}
 }

@@ -1,16 +1,29 @@
 -- acquire: take or re-enter a reentrant lock (Redisson RLock layout).
 --
 -- KEYS[1]  lock hash, the user's lock name
+-- KEYS[2]  waiter registry, relock_lock_waiters:{<name>} (waiters_prelude.lua)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner field, "<client id>:<owner>"
+-- ARGV[3]  "1" for a waiter listening on its client's channel: it
+--          registers when the lock is taken, and leaves the registry when
+--          it acquires; "0" registers nothing (a single try, or a waiter
+--          not yet listening)
 --
 -- Reply: nil when the caller now holds the lock (hold count + 1, TTL reset
--- to the lease); otherwise the hash's PTTL in milliseconds, which bounds how
--- long a waiter may sleep before the lock can expire on its own.
+-- to the lease). Otherwise {pttl, foreign}: the hash's PTTL in
+-- milliseconds, which bounds how long a waiter may sleep before the lock
+-- can expire on its own, and 1 when the holder is not a relock client.
 if redis.call('exists', KEYS[1]) == 0
 	or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
+	if ARGV[3] == '1' then
+		redis.call('zrem', KEYS[2], ARGV[2])
+	end
 	return nil
 end
-return redis.call('pttl', KEYS[1])
+local ttl = redis.call('pttl', KEYS[1])
+if ARGV[3] ~= '1' then
+	return {ttl, 0}
+end
+return {ttl, registered(KEYS[1], KEYS[2], ARGV[2], ttl)}

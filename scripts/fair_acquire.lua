@@ -5,66 +5,87 @@
 -- ARGV[2]  owner field, "<client id>:<owner>"
 -- ARGV[3]  wait timeout in milliseconds: how long a queued waiter may stay
 --          silent before it is dropped
--- ARGV[4]  "1" to join the queue when the lock is taken, "0" to leave
---          nothing behind (a single try)
+-- ARGV[4]  "0": take the lock only if it is free and nobody else is
+--          queued, and leave nothing behind (a single try, or a waiter not
+--          yet listening for its grant); "1": take, re-enter or join the
+--          queue; "2": as "1" for a waiter that was queued and holds
+--          nothing on its client: its field in the hash is a grant
+--          (hand_over), which it takes as it is, one hold, the lease reset
+-- ARGV[5]  publish command: PUBLISH, or SPUBLISH for sharded pub/sub
 --
--- Reply: nil when the caller now holds the lock. Otherwise {turn, ms}:
--- {0, ms} the lock is held: ms is its PTTL (-1: no expiry); {1, ms} the
--- lock is free but an earlier waiter goes first: ms is the time until
--- that waiter may be dropped.
-local now = now_ms()
-local wait = tonumber(ARGV[3])
-drop_stale(now)
-
-local head = redis.call('lindex', KEYS[2], 0)
-if redis.call('exists', KEYS[1]) == 0 and (not head or head == ARGV[2]) then
+-- Reply: nil when the caller now holds the lock. Otherwise {turn, ms,
+-- foreign}: turn 0, the lock is held and ms is its PTTL (-1: no expiry);
+-- turn 1, the lock is free but an earlier waiter goes first and ms is the
+-- time until that waiter may be dropped. foreign is 1 when the caller
+-- joined the queue behind a holder or waiter that is not a relock client:
+-- that one wakes the caller on the caller's own channel.
+local head, now = live_head()
+local free = redis.call('exists', KEYS[1]) == 0
+if free and head and head ~= ARGV[2] and is_relock(head) then
+	-- The lock expired, or its release was told to nobody (a Redisson
+	-- unlock woke a waiter that has gone since): hand it on now rather
+	-- than when the head's timer fires.
+	hand_over(head, ARGV[5], ARGV[1])
+	head = redis.call('lindex', KEYS[2], 0)
+	free = redis.call('exists', KEYS[1]) == 0
+end
+if free and (not head or head == ARGV[2]) then
 	if head then
-		-- Everyone behind moves up one place: one wait less to wait.
 		redis.call('lpop', KEYS[2])
-		redis.call('zrem', KEYS[3], ARGV[2])
-		local rest = redis.call('zrange', KEYS[3], 0, -1)
-		for i = 1, #rest do
-			redis.call('zincrby', KEYS[3], -wait, rest[i])
-		end
+		redis.call('zrem', KEYS[3], head)
 	end
 	redis.call('hset', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	return nil
 end
 
-if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-	redis.call('hincrby', KEYS[1], ARGV[2], 1)
+if not free and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+	if ARGV[4] ~= '2' then
+		redis.call('hincrby', KEYS[1], ARGV[2], 1)
+	end
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	return nil
 end
 
-if ARGV[4] == '1' then
+now = now or now_ms()
+local wait = tonumber(ARGV[3])
+local foreign = 0
+if ARGV[4] ~= '0' then
 	local pos = redis.call('lpos', KEYS[2], ARGV[2])
 	if pos then
 		-- Already queued: keep the place alive. A waiter at position p
-		-- (1 = head) is due at least p waits from now, so each place it
-		-- moves up (one wait subtracted) still leaves it a full wait. GT
-		-- keeps Redisson's initial deadline while that is later.
+		-- (1 = head) is due at least p waits from now, and a grant does
+		-- not move deadlines, so it keeps a full wait. GT keeps a later
+		-- deadline (Redisson's, or one set at joining).
 		redis.call('zadd', KEYS[3], 'XX', 'GT', now + (pos + 1) * wait, ARGV[2])
 	else
-		-- Join the tail: due one wait after the last waiter's deadline,
-		-- or after the lock's TTL when nobody waits.
-		local last = redis.call('lindex', KEYS[2], -1)
-		local due = last and tonumber(redis.call('zscore', KEYS[3], last))
-		local ttl
-		if due then
-			ttl = due - now
-		else
-			ttl = redis.call('pttl', KEYS[1])
+		-- Join the tail: due the lock's TTL and one wait per place from
+		-- now. (Redisson chains each deadline to the last waiter's and
+		-- moves them all up at every grant; relock's grants do not, so a
+		-- chained deadline would grow without bound.)
+		local ttl = 0
+		if not free then
+			ttl = math.max(redis.call('pttl', KEYS[1]), 0)
+			for _, f in ipairs(redis.call('hkeys', KEYS[1])) do
+				if not is_relock(f) then
+					foreign = 1
+				end
+			end
 		end
-		redis.call('zadd', KEYS[3], ttl + wait + now, ARGV[2])
+		local ahead = redis.call('lrange', KEYS[2], 0, -1)
+		for i = 1, #ahead do
+			if not is_relock(ahead[i]) then
+				foreign = 1
+			end
+		end
+		redis.call('zadd', KEYS[3], now + ttl + (#ahead + 1) * wait, ARGV[2])
 		redis.call('rpush', KEYS[2], ARGV[2])
 	end
 end
 
-if redis.call('exists', KEYS[1]) == 1 then
-	return {0, redis.call('pttl', KEYS[1])}
+if not free then
+	return {0, redis.call('pttl', KEYS[1]), foreign}
 end
 head = redis.call('lindex', KEYS[2], 0)
 local due = tonumber(redis.call('zscore', KEYS[3], head)) or now
-return {1, due - now}
+return {1, due - now, foreign}

@@ -5,38 +5,64 @@
 -- KEYS[2]  queue LIST, redisson_lock_queue:{<name>}, of waiters' owner fields
 -- KEYS[3]  timeout ZSET, redisson_lock_timeout:{<name>}: member = owner field,
 --          score = epoch ms after which a silent waiter may be dropped
--- KEYS[4]  channel prefix, redisson_lock__channel:{<name>}; a waiter listens
---          on "<prefix>:<owner field>"
+-- KEYS[4]  channel prefix, redisson_lock__channel:{<name>}. A Redisson
+--          waiter listens on "<prefix>:<owner field>"; a relock client
+--          listens for all its waiters on "<prefix>:<client id>"
 --
 -- "now" is the Redis server's clock (TIME), so clients with skewed clocks
--- cannot evict each other early.
+-- cannot evict each other early. is_relock comes from relock_prelude.lua.
 
 local function now_ms()
 	local t = redis.call('time')
 	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- Drop queue heads whose deadline has passed: waiters that stopped
--- retrying. Only heads: a waiter behind a live one is never judged.
-local function drop_stale(now)
-	while true do
-		local head = redis.call('lindex', KEYS[2], 0)
-		if not head then
-			return
-		end
+-- live_head drops queue heads whose deadline has passed (waiters that
+-- stopped retrying; only heads: a waiter behind a live one is never
+-- judged) and returns the live head, if any, and the time, if it was
+-- read.
+local function live_head()
+	local head = redis.call('lindex', KEYS[2], 0)
+	if not head then
+		return nil
+	end
+	local now = now_ms()
+	while head do
 		local deadline = tonumber(redis.call('zscore', KEYS[3], head))
 		if deadline and deadline > now then
+			return head, now
+		end
+		redis.call('lpop', KEYS[2])
+		redis.call('zrem', KEYS[3], head)
+		head = redis.call('lindex', KEYS[2], 0)
+	end
+	return nil, now
+end
+
+-- hand_over gives the free lock to head, the live queue head, if any.
+-- A relock waiter is granted it directly: it leaves the queue, holds one
+-- hold with a lease of lease ms, and its client is told on the client's
+-- channel with the message "<owner>:<lease>". When nobody listens there,
+-- the client is gone: the waiter is dropped and the next one considered.
+-- A Redisson waiter is woken with "0" on its own channel and takes the
+-- lock itself (its acquire script would count a granted hold twice).
+-- The remaining waiters' deadlines are left as they are, so a grant costs
+-- the same however long the queue.
+local function hand_over(head, publish, lease)
+	while head do
+		if not is_relock(head) then
+			redis.call(publish, KEYS[4] .. ':' .. head, '0')
 			return
 		end
 		redis.call('lpop', KEYS[2])
 		redis.call('zrem', KEYS[3], head)
-	end
-end
-
--- Wake the queue head, if any, on its own channel.
-local function wake_head(publish)
-	local head = redis.call('lindex', KEYS[2], 0)
-	if head then
-		redis.call(publish, KEYS[4] .. ':' .. head, '0')
+		local told = redis.call(publish, KEYS[4] .. ':' .. string.sub(head, 1, 36),
+			string.sub(head, 38) .. ':' .. lease)
+		if told > 0 then
+			redis.call('hset', KEYS[1], head, 1)
+			redis.call('pexpire', KEYS[1], lease)
+			return
+		end
+		head = redis.call('lindex', KEYS[2], 0)
 	end
 end

@@ -1,17 +1,25 @@
 -- fenced_acquire: acquire with a fencing token (Redisson RFencedLock layout).
 --
 -- KEYS[1]  lock hash, the user's lock name
--- KEYS[2]  token counter, redisson_lock_token:{<name>} (no TTL, never deleted)
--- ARGV[1]  lease in milliseconds
--- ARGV[2]  owner field, "<client id>:<owner>"
+-- KEYS[2]  waiter registry, as in acquire.lua
+-- KEYS[3]  token counter, redisson_lock_token:{<name>} (no TTL, never deleted)
+-- ARGV     as in acquire.lua
 --
 -- Reply: {1, token} when the caller now holds the lock; every successful
 -- acquire, re-entry included, increments the counter and returns the new
--- value. {0, pttl} when another owner holds it, pttl as in acquire.lua.
+-- value. {0, pttl, foreign} when another owner holds it, as in
+-- acquire.lua.
 if redis.call('exists', KEYS[1]) == 0
 	or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
-	return {1, redis.call('incr', KEYS[2])}
+	if ARGV[3] == '1' then
+		redis.call('zrem', KEYS[2], ARGV[2])
+	end
+	return {1, redis.call('incr', KEYS[3])}
 end
-return {0, redis.call('pttl', KEYS[1])}
+local ttl = redis.call('pttl', KEYS[1])
+if ARGV[3] ~= '1' then
+	return {0, ttl, 0}
+end
+return {0, ttl, registered(KEYS[1], KEYS[2], ARGV[2], ttl)}

@@ -2,9 +2,9 @@
 // embedded and wrapped in a *redis.Script so calls go out as EVALSHA and fall
 // back to EVAL when the server answers NOSCRIPT.
 //
-// Every script names its KEYS, ARGV and replies in its header. The fair
-// lock's scripts share a prelude of helpers, prepended in Go: Lua scripts
-// cannot include one another. Scripts touch
+// Every script names its KEYS, ARGV and replies in its header. Scripts
+// share preludes of helpers, prepended in Go: Lua scripts cannot include
+// one another. Scripts touch
 // only keys passed in KEYS, and every key a script touches shares the lock
 // key's hash slot, so they run unchanged on Redis Cluster. Channels are
 // passed in KEYS too; the publish command (PUBLISH or SPUBLISH) is an ARGV
@@ -29,6 +29,13 @@ var (
 	forceUnlockSrc string
 	//go:embed renew.lua
 	renewSrc string
+	//go:embed give_up.lua
+	giveUpSrc string
+
+	//go:embed relock_prelude.lua
+	relockPrelude string
+	//go:embed waiters_prelude.lua
+	waitersPrelude string
 
 	//go:embed fair_prelude.lua
 	fairPrelude string
@@ -56,24 +63,35 @@ var (
 )
 
 // Reentrant lock (Redisson RLock) operations. The headers of the .lua files
-// document each one's KEYS, ARGV and replies.
+// document each one's KEYS, ARGV and replies. All but Renew are preceded
+// by relock_prelude.lua and waiters_prelude.lua, which keep relock's
+// registry of waiters.
 var (
-	Acquire       = redis.NewScript(acquireSrc)
-	FencedAcquire = redis.NewScript(fencedAcquireSrc)
-	Unlock        = redis.NewScript(unlockSrc)
-	ForceUnlock   = redis.NewScript(forceUnlockSrc)
+	Acquire       = reentrant(acquireSrc)
+	FencedAcquire = reentrant(fencedAcquireSrc)
+	Unlock        = reentrant(unlockSrc)
+	ForceUnlock   = reentrant(forceUnlockSrc)
+	GiveUp        = reentrant(giveUpSrc)
 	Renew         = redis.NewScript(renewSrc)
 )
 
-// Fair lock (Redisson RFairLock) operations. Each is fair_prelude.lua,
-// which documents their common KEYS and helpers, followed by the
-// operation's own file.
+// Fair lock (Redisson RFairLock) operations. Each is relock_prelude.lua
+// and fair_prelude.lua, which documents their common KEYS and helpers,
+// followed by the operation's own file.
 var (
-	FairAcquire     = redis.NewScript(fairPrelude + fairAcquireSrc)
-	FairUnlock      = redis.NewScript(fairPrelude + fairUnlockSrc)
-	FairGiveUp      = redis.NewScript(fairPrelude + fairGiveUpSrc)
-	FairForceUnlock = redis.NewScript(fairPrelude + fairForceUnlockSrc)
+	FairAcquire     = fair(fairAcquireSrc)
+	FairUnlock      = fair(fairUnlockSrc)
+	FairGiveUp      = fair(fairGiveUpSrc)
+	FairForceUnlock = fair(fairForceUnlockSrc)
 )
+
+func reentrant(src string) *redis.Script {
+	return redis.NewScript(relockPrelude + waitersPrelude + src)
+}
+
+func fair(src string) *redis.Script {
+	return redis.NewScript(relockPrelude + fairPrelude + src)
+}
 
 // Read/write lock (Redisson RReadWriteLock) operations. The write side is
 // renewed with Renew, like a reentrant lock.

@@ -48,7 +48,8 @@ func lockWaitWake(t *testing.T, s *redistest.Sentinel, holder, waiter *relock.Cl
 	}
 	node := s.Node(master).Client(t)
 	name := redistest.Key(t)
-	channel := "redisson_lock__channel:{" + name + "}"
+	// The waiter listens on its client's channel.
+	channel := "redisson_lock__channel:{" + name + "}:" + waiter.ID()
 
 	hmu := reentrant.New(holder, name, nil)
 	hctx, err := hmu.Lock(ctx)

@@ -30,7 +30,8 @@ func TestShardedWakeUp(t *testing.T) {
 	bg := context.Background()
 	for master, name := range namesOnEachMaster(t, c, rdb, redistest.Key(t)) {
 		t.Run(master, func(t *testing.T) {
-			channel := "redisson_lock__channel:{" + name + "}"
+			// The waiter listens on its client's channel.
+			channel := "redisson_lock__channel:{" + name + "}:" + waiter.ID()
 			node := c.Node(master).Client(t)
 			hmu := reentrant.New(holder, name, nil)
 			hctx, err := hmu.Lock(bg)

@@ -173,12 +173,14 @@ func TestKeysShareTheLockSlot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			channel := prefix("redisson_lock__channel", name)
+			// The waiter listens on its client's channel and registers
+			// in relock's waiter registry.
+			channel := prefix("redisson_lock__channel", name) + ":" + waiter.ID()
 			stop := waitFor(t, reentrant.New(waiter, name, nil).Lock)
 			subscribed(t, channel)
 			checkPlacement(t, c, rdb, placement{
 				name:     name,
-				keys:     []string{name, prefix("redisson_lock_token", name)},
+				keys:     []string{name, prefix("redisson_lock_token", name), prefix("relock_lock_waiters", name)},
 				channels: []string{channel},
 			})
 			stop()
@@ -196,14 +198,15 @@ func TestKeysShareTheLockSlot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			channels := prefix("redisson_lock__channel", name) + ":" + waiter.ID() + ":"
+			channel := prefix("redisson_lock__channel", name) + ":" + waiter.ID()
 			stop := waitFor(t, fair.New(waiter, name, nil).Lock)
-			subscribed(t, channels)
+			subscribed(t, channel)
 			checkPlacement(t, c, rdb, placement{
 				name: name,
 				keys: []string{name, prefix("redisson_lock_queue", name), prefix("redisson_lock_timeout", name)},
-				// The waiter's own channel, "<prefix>:<waiter's field>".
-				channels: []string{channels + "*"},
+				// The waiter's client's channel, "<prefix>:<client id>"
+				// (a Redisson waiter's is "<prefix>:<its field>").
+				channels: []string{channel},
 			})
 			stop()
 			if err := mu.Unlock(ctx); err != nil {

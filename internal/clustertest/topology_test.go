@@ -3,6 +3,7 @@ package clustertest_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,8 +65,21 @@ func handoff(t *testing.T, acquired <-chan time.Time, released time.Time) {
 	}
 }
 
+// shardSubs counts the sharded subscriptions on node to a lock's release
+// channel and to the channels relock clients' waiters listen on,
+// "<channel>:<client id>".
 func shardSubs(node *redis.Client, channel string) int64 {
-	return node.PubSubShardNumSub(context.Background(), channel).Val()[channel]
+	ctx := context.Background()
+	glob := strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(channel)
+	chans := node.PubSubShardChannels(ctx, glob+"*").Val()
+	if len(chans) == 0 {
+		return 0
+	}
+	var n int64
+	for _, c := range node.PubSubShardNumSub(ctx, chans...).Val() {
+		n += c
+	}
+	return n
 }
 
 // TestWakeUpAfterSlotMigration: when the slot of a lock moves to another

@@ -33,6 +33,7 @@ type Client struct {
 	ID              string
 	WatchdogTimeout time.Duration
 	Publish         string // PUBLISH, or SPUBLISH in sharded mode
+	PublishArg      any    // Publish as a script argument, boxed once
 	Hub             *pubsub.Hub
 	Watchdog        *watchdog.Watchdog
 	Log             *slog.Logger
@@ -44,6 +45,12 @@ type Client struct {
 	// ops is read-held by every operation that runs scripts, so that
 	// Close closes the script client only once they are done.
 	ops sync.RWMutex
+	// end is ops.RUnlock, made once: Begin returns it without
+	// allocating.
+	end func()
+	// bounded: the client's own timeouts bound every call (see
+	// OpContext).
+	bounded bool
 
 	mu    sync.Mutex
 	holds map[HoldKey]*hold
@@ -69,7 +76,7 @@ func NewClient(rdb redis.UniversalClient, id string, timeout time.Duration, log 
 		// layout, so the hub asks the client they go through.
 		publish, hubRedis = "SPUBLISH", scripts
 	}
-	return &Client{
+	c := &Client{
 		Redis:           rdb,
 		Scripts:         scripts,
 		ID:              id,
@@ -80,7 +87,13 @@ func NewClient(rdb redis.UniversalClient, id string, timeout time.Duration, log 
 		Log:             log,
 		closeScripts:    closeScripts,
 		holds:           make(map[HoldKey]*hold),
-	}, nil
+	}
+	c.end, c.PublishArg = c.ops.RUnlock, c.Publish
+	if r, ok := rdb.(*redis.Client); ok {
+		o := r.Options()
+		c.bounded = o.ReadTimeout > 0 && o.WriteTimeout > 0
+	}
+	return c, nil
 }
 
 var unwrap func(any) *Client
@@ -122,7 +135,7 @@ func (c *Client) Begin() (end func(), err error) {
 		c.ops.RUnlock()
 		return nil, ErrClosed
 	}
-	return c.ops.RUnlock, nil
+	return c.end, nil
 }
 
 // Check returns ErrClosed after Close.
@@ -159,10 +172,22 @@ func (c *Client) Close() error {
 
 // OpContext returns a context for one Redis call made on behalf of ctx:
 // it keeps ctx's values but not its cancellation, and ends after
-// OpTimeout.
-func OpContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
+// OpTimeout. When the client's own read and write timeouts bound every
+// call (a single-server or failover client with positive timeouts: a
+// cluster client's calls may retry until their context ends), the call
+// needs no deadline of its own, and an acquire or unlock sets no timer:
+// the context is then ctx itself when nothing can cancel it.
+func (c *Client) OpContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	switch {
+	case !c.bounded:
+		return context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
+	case ctx.Done() == nil:
+		return ctx, noop
+	}
+	return context.WithoutCancel(ctx), noop
 }
+
+func noop() {}
 
 // Eval runs script and maps a nil reply to (nil, nil).
 //

@@ -7,12 +7,19 @@ import "context"
 // contexts (context.AfterFunc). The zero value is ready to use. It is not
 // safe for concurrent use: the hold's owner guards it.
 type Ends struct {
+	first   context.CancelCauseFunc // most holds return one context
 	cancels []context.CancelCauseFunc
 	stops   []func() bool
 }
 
 // Add records the cancel func of a context the hold returned.
-func (e *Ends) Add(cancel context.CancelCauseFunc) { e.cancels = append(e.cancels, cancel) }
+func (e *Ends) Add(cancel context.CancelCauseFunc) {
+	if e.first == nil {
+		e.first = cancel
+		return
+	}
+	e.cancels = append(e.cancels, cancel)
+}
 
 // Watch records the stop func of a watch the hold keeps.
 func (e *Ends) Watch(stop func() bool) { e.stops = append(e.stops, stop) }
@@ -20,6 +27,9 @@ func (e *Ends) Watch(stop func() bool) { e.stops = append(e.stops, stop) }
 // Cancel cancels every context the hold returned with cause (nil: a plain
 // cancellation); the watches stay.
 func (e *Ends) Cancel(cause error) {
+	if e.first != nil {
+		e.first(cause)
+	}
 	for _, cancel := range e.cancels {
 		cancel(cause)
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -46,7 +47,17 @@ type Grant struct {
 	Lease   time.Duration    // fixed lease; 0 means the watchdog renews
 	Renewal watchdog.Renewal // watchdog mode: how to renew
 	Token   int64            // fencing token, 0 if none
+	// Handoff marks a hold handed over in Redis (a fair lock's grant),
+	// which Redis counts once: it is recorded only if the owner has no
+	// hold on this client yet (see ErrHoldTaken).
+	Handoff bool
 }
+
+// ErrHoldTaken is Granted's answer to a Handoff grant for a key that has
+// a hold already: another call of the same owner took the lock first,
+// and Redis counts one hold for both. The caller acquires again as a
+// re-entry instead.
+var ErrHoldTaken = errors.New("relock: the owner's hold was taken by another call")
 
 // Granted records an acquire for key and returns the caller's lock
 // context: a child of ctx cancelled with cause ErrLockLost when the lease
@@ -58,6 +69,9 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 	defer c.mu.Unlock()
 	h := c.holds[key]
 	fresh := h == nil
+	if g.Handoff && !fresh {
+		return nil, ErrHoldTaken
+	}
 	if fresh {
 		h = &hold{}
 	}

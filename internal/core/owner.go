@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 )
 
@@ -13,10 +14,40 @@ var lastOwner atomic.Int64
 
 type ownerKey struct{}
 
+// An owner is what a context carries: the owner number and, for the
+// first client that asks (most owners use one), its hash field there,
+// also boxed as a script argument, so that a Lock and its Unlock build
+// and box the field once between them.
+type owner struct {
+	id    int64
+	once  sync.Once
+	on    *Client // the client field is cached for
+	field string
+	arg   any // field
+}
+
 // OwnerFrom returns the owner carried by ctx, if any.
 func OwnerFrom(ctx context.Context) (int64, bool) {
-	id, ok := ctx.Value(ownerKey{}).(int64)
-	return id, ok
+	o, ok := ctx.Value(ownerKey{}).(*owner)
+	if !ok {
+		return 0, false
+	}
+	return o.id, true
+}
+
+// FieldFrom returns the hash field on c of the owner ctx carries, and
+// the field as a script argument.
+func (c *Client) FieldFrom(ctx context.Context) (field string, arg any, ok bool) {
+	o, ok := ctx.Value(ownerKey{}).(*owner)
+	if !ok {
+		return "", nil, false
+	}
+	o.once.Do(func() { o.on, o.field = c, c.Field(o.id); o.arg = o.field })
+	if o.on == c {
+		return o.field, o.arg, true
+	}
+	field = c.Field(o.id)
+	return field, field, true
 }
 
 // EnsureOwner returns ctx and its owner, or, when ctx carries none, a child
@@ -30,6 +61,6 @@ func EnsureOwner(ctx context.Context) (context.Context, int64) {
 
 // WithNewOwner returns a child of ctx carrying a fresh owner.
 func WithNewOwner(ctx context.Context) (context.Context, int64) {
-	id := lastOwner.Add(1)
-	return context.WithValue(ctx, ownerKey{}, id), id
+	o := &owner{id: lastOwner.Add(1)}
+	return context.WithValue(ctx, ownerKey{}, o), o.id
 }

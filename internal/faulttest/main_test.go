@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -121,12 +122,27 @@ func eventually(tb testing.TB, limit time.Duration, what string, cond func() boo
 // channelOf is the release channel of reentrant lock name.
 func channelOf(name string) string { return "redisson_lock__channel:{" + name + "}" }
 
-// waitSubscribed waits until n connections subscribe to lock name's
-// release channel, as the server counts them.
+// lockChannels lists the subscribed channels of reentrant lock name: its
+// release channel and the channels relock clients' waiters listen on,
+// "<release channel>:<client id>".
+func lockChannels(raw *redis.Client, name string) []string {
+	glob := strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`, "]", `\]`).Replace(channelOf(name))
+	return raw.PubSubChannels(context.Background(), glob+"*").Val()
+}
+
+// waitSubscribed waits until n subscriptions to lock name's channels
+// exist, as the server counts them.
 func waitSubscribed(tb testing.TB, raw *redis.Client, name string, n int64) {
 	tb.Helper()
-	ch := channelOf(name)
 	eventually(tb, 5*time.Second, "waiter subscribed", func() bool {
-		return raw.PubSubNumSub(context.Background(), ch).Val()[ch] >= n
+		chans := lockChannels(raw, name)
+		if len(chans) == 0 {
+			return false
+		}
+		var got int64
+		for _, c := range raw.PubSubNumSub(context.Background(), chans...).Val() {
+			got += c
+		}
+		return got >= n
 	})
 }

@@ -108,10 +108,12 @@ func TestResetMidWait(t *testing.T) {
 					t.Fatal("no subscription connection")
 				}
 				must(t, s.sub.Reset("downstream"))
-				// Any message on the channel trips the reset; a waiter
-				// woken by it finds the lock held and waits again.
-				if err := raw.Publish(context.Background(), channelOf(name), "1").Err(); err != nil {
-					t.Fatal(err)
+				// Any message on the waiter's channels trips the reset; a
+				// waiter woken by it finds the lock held and waits again.
+				for _, ch := range lockChannels(raw, name) {
+					if err := raw.Publish(context.Background(), ch, "1").Err(); err != nil {
+						t.Fatal(err)
+					}
 				}
 				eventually(t, 5*time.Second, "subscription connection reset", func() bool {
 					return !strings.Contains(raw.ClientList(context.Background()).Val(), "id="+old+" ")

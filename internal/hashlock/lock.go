@@ -7,7 +7,9 @@ package hashlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,31 +36,79 @@ type Result struct {
 	// Refused, when set, ends the wait with this error: the acquire can
 	// never succeed (a read-to-write upgrade).
 	Refused error
+	// Foreign reports that a holder or waiter ahead of the caller is not
+	// a relock client: it wakes the caller on Ops.Foreign's channel.
+	Foreign bool
+}
+
+// A Mode tells an acquire script what the caller wants of it.
+type Mode string
+
+// The modes, as the scripts take them (fair_acquire.lua's ARGV[4]).
+const (
+	// Try takes the lock if that can be done at once, and leaves
+	// nothing behind.
+	Try Mode = "0"
+	// Join takes or re-enters the lock, or queues for it.
+	Join Mode = "1"
+	// Queued is Join for an owner that was queued and holds nothing on
+	// its client: a hold of its in Redis was handed to it, and counts
+	// as it is.
+	Queued Mode = "2"
+)
+
+// Arg is m as a script argument, boxed without allocating.
+func (m Mode) Arg() any {
+	switch m {
+	case Try:
+		return string(Try)
+	case Queued:
+		return string(Queued)
+	}
+	return string(Join)
 }
 
 // Ops are the scripts of one lock type, each run once per call on a
 // context the caller's cancellation cannot cut short.
 type Ops struct {
-	// Acquire tries once for field; queue false asks it to leave nothing
-	// in Redis when it fails (TryLock with no wait).
-	Acquire func(ctx context.Context, field string, queue bool) (Result, error)
+	// Acquire tries once for f, as mode asks.
+	Acquire func(ctx context.Context, f Field, mode Mode) (Result, error)
 	// GiveUp undoes what failed attempts left in Redis, if anything (a
-	// fair lock's queue entry); nil when they leave nothing.
-	GiveUp func(ctx context.Context, field string) error
-	// Unlock releases one hold of field through rdb: reply nil when it
+	// fair lock's queue entry, or a grant not taken); holding tells
+	// whether the owner holds the lock on this client. nil when failed
+	// attempts leave nothing.
+	GiveUp func(ctx context.Context, f Field, holding bool) error
+	// Unlock releases one hold of f through rdb: reply nil when it
 	// holds none, 0 when holds remain, 1 when the lock was released.
-	Unlock func(ctx context.Context, rdb redis.Scripter, field string) (any, error)
+	Unlock func(ctx context.Context, rdb redis.Scripter, f Field) (any, error)
 	// ForceUnlock deletes the lock: reply 1 if it existed, else 0. Only
 	// Lock.ForceUnlock uses it.
 	ForceUnlock func(ctx context.Context) (any, error)
-	// Channel is the channel on which field's waits are woken.
-	Channel func(field string) string
+	// Channel is the channel on which field's waits are woken, and tag
+	// the waiter's tag there ("" for none): a message "<tag>:<lease ms>"
+	// hands it the lock (a fair lock's grant).
+	Channel func(field string) (channel, tag string)
+	// Foreign is the channel on which clients other than relock wake
+	// field's waits, when Result.Foreign says one may; nil for none.
+	Foreign func(field string) string
+	// Grants tells that a release hands the lock to the waiter it wakes
+	// (a fair lock): a tagged wake-up then means "you hold it". Without
+	// it, a tagged wake-up only tells the waiter to try.
+	Grants bool
 	// Field maps an owner's "<client id>:<owner>" to the hash field of
 	// its holds (a writer's ":write" suffix); nil keeps it.
 	Field func(owner string) string
 	// Renewal is the watchdog's renewal of field's holds; nil renews the
 	// hash while field exists.
-	Renewal func(field string) watchdog.Renewal
+	Renewal func(f Field) watchdog.Renewal
+}
+
+// A Field is an owner's hash field (Ops.Field applied) and the same value
+// boxed as a script argument: core.Client.FieldFrom boxes an owner's field
+// once, so that a Lock and its Unlock need not box it for every call.
+type Field struct {
+	S   string
+	Arg any
 }
 
 // Backoff bounds for Result.Turn.
@@ -79,6 +129,11 @@ type Lock struct {
 	// refresh); 0 means no cap.
 	MaxSleep time.Duration
 	Err      error // bad input found by New, returned by every method
+
+	// Arguments made once, so that each call boxes no new value.
+	leaseArg   any      // LeaseMillis
+	renewKeys  []string // the default renewal's KEYS
+	renewLease any      // the default renewal's lease: the watchdog timeout
 }
 
 // New validates a lock's inputs and returns it without Ops; the caller
@@ -94,6 +149,10 @@ func New(pkg string, rc *relock.Client, name string, lease time.Duration) *Lock 
 		if err := core.ValidateName(name); err != nil {
 			l.Err = fmt.Errorf("%s: %w", pkg, err)
 		}
+	}
+	if l.C != nil {
+		l.leaseArg = l.LeaseMillis()
+		l.renewKeys, l.renewLease = []string{name}, core.Millis(l.C.WatchdogTimeout)
 	}
 	return l
 }
@@ -114,6 +173,9 @@ func (l *Lock) Begin() (end func(), err error) {
 	return l.C.Begin()
 }
 
+// LeaseArg is LeaseMillis as a script argument.
+func (l *Lock) LeaseArg() any { return l.leaseArg }
+
 // LeaseMillis is the lease every acquire and unlock sets, in ms.
 func (l *Lock) LeaseMillis() int64 {
 	if l.Lease > 0 {
@@ -124,15 +186,21 @@ func (l *Lock) LeaseMillis() int64 {
 
 // Key is the hold record of ctx's owner, if ctx carries one.
 func (l *Lock) Key(ctx context.Context) (core.HoldKey, bool) {
-	owner, ok := core.OwnerFrom(ctx)
+	key, _, ok := l.owner(ctx)
+	return key, ok
+}
+
+// owner is Key and the owner's Field.
+func (l *Lock) owner(ctx context.Context) (core.HoldKey, Field, bool) {
+	field, arg, ok := l.C.FieldFrom(ctx)
 	if !ok {
-		return core.HoldKey{}, false
+		return core.HoldKey{}, Field{}, false
 	}
-	field := l.C.Field(owner)
 	if l.Ops.Field != nil {
 		field = l.Ops.Field(field)
+		arg = field
 	}
-	return core.HoldKey{Name: l.Name, Field: field}, true
+	return core.HoldKey{Name: l.Name, Field: field}, Field{S: field, Arg: arg}, true
 }
 
 func (l *Lock) errorf(op string, err error) error {
@@ -148,66 +216,144 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 	}
 	defer end()
 	ctx, _ = core.EnsureOwner(ctx)
-	key, _ := l.Key(ctx)
-	var grant core.Grant
-	backoff := minTurnBackoff
+	key, f, _ := l.owner(ctx)
+	a := &acquire{l: l, ctx: ctx, key: key, f: f, bound: bound, backoff: minTurnBackoff}
+	channel, tag := l.Ops.Channel(key.Field)
 	spec := wait.Spec{
 		Hub:      l.C.Hub,
-		Channel:  l.Ops.Channel(key.Field),
+		Channel:  channel,
+		Tag:      tag,
+		Acquirer: a,
+		Handoffs: l.Ops.Grants,
+		GivesUp:  l.Ops.GiveUp != nil,
 		Wait:     bound,
 		MaxSleep: l.MaxSleep,
-		Attempt: func() (time.Duration, bool, error) {
-			opctx, cancel := core.OpContext(ctx)
-			defer cancel()
-			sent := time.Now()
-			r, err := l.Ops.Acquire(opctx, key.Field, bound != 0)
-			switch {
-			case err != nil:
-				l.abandon(ctx, key)
-				return 0, false, err
-			case r.Refused != nil:
-				return 0, false, r.Refused
-			case r.Acquired:
-				grant = core.Grant{Sent: sent, Lease: l.Lease, Renewal: l.renewal(key.Field), Token: r.Token}
-				return 0, true, nil
-			case r.Turn:
-				sleep := backoff
-				if r.Sleep >= 0 && r.Sleep < sleep {
-					sleep = r.Sleep
-				}
-				backoff = min(2*backoff, maxTurnBackoff)
-				return sleep, false, nil
-			}
-			backoff = minTurnBackoff
-			return r.Sleep, false, nil
-		},
-	}
-	if l.Ops.GiveUp != nil {
-		spec.GiveUp = func() error {
-			opctx, cancel := core.OpContext(ctx)
-			defer cancel()
-			return l.Ops.GiveUp(opctx, key.Field)
-		}
 	}
 	if err := wait.Acquire(ctx, spec); err != nil {
 		return nil, l.errorf("lock", err)
 	}
-	lctx, err := l.C.Granted(ctx, key, grant)
-	if err != nil {
-		l.abandon(ctx, key)
-		return nil, l.errorf("lock", err)
-	}
-	return lctx, nil
+	return a.lctx, nil
 }
 
-func (l *Lock) renewal(field string) watchdog.Renewal {
+// An acquire is the state of one Lock call.
+type acquire struct {
+	l     *Lock
+	ctx   context.Context
+	key   core.HoldKey
+	f     Field
+	bound time.Duration
+
+	queued  bool          // an attempt queued the owner, which holds nothing here
+	asked   time.Time     // send time of the last attempt that found the lock taken
+	backoff time.Duration // the next sleep after a Result.Turn
+	lctx    context.Context
+}
+
+// Attempt runs the acquire script once.
+func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
+	l := a.l
+	mode := Join
+	switch {
+	case a.bound == 0 || !listening:
+		mode = Try
+	case a.queued && !l.C.Holding(a.key):
+		mode = Queued
+	}
+	opctx, cancel := l.C.OpContext(a.ctx)
+	defer cancel()
+	sent := time.Now()
+	r, err := l.Ops.Acquire(opctx, a.f, mode)
+	switch {
+	case err != nil:
+		l.abandon(a.ctx, a.key, a.f)
+		return wait.Outcome{}, err
+	case r.Refused != nil:
+		return wait.Outcome{}, r.Refused
+	case r.Acquired:
+		return a.take(core.Grant{Sent: sent, Token: r.Token, Handoff: mode == Queued})
+	}
+	a.queued = a.queued || mode != Try
+	a.asked = sent
+	o := wait.Outcome{TTL: r.Sleep}
+	if r.Foreign && l.Ops.Foreign != nil {
+		o.Also = l.Ops.Foreign(a.key.Field)
+	}
+	if r.Turn {
+		o.TTL = a.backoff
+		if r.Sleep >= 0 && r.Sleep < o.TTL {
+			o.TTL = r.Sleep
+		}
+		a.backoff = min(2*a.backoff, maxTurnBackoff)
+		return o, nil
+	}
+	a.backoff = minTurnBackoff
+	return o, nil
+}
+
+// Handoff takes a lock the releaser's script handed to this waiter
+// (fair_prelude.lua's hand_over), note being the lease in ms it set. The
+// lease bound must rest on an instant that precedes the grant: the send
+// time of the last attempt that found the lock taken, which the grant
+// followed, as the waiter was queued by then. When that instant is too
+// old for the renewals to come in time, or the grant's lease is not this
+// lock's, the hold is renewed first and the bound rests on the renewal.
+// It reports false, for an attempt to decide, when the grant is not
+// there to take.
+func (a *acquire) Handoff(note string) (bool, error) {
+	l := a.l
+	ms, err := strconv.ParseInt(note, 10, 64)
+	if err != nil || !a.queued || l.C.Holding(a.key) {
+		return false, nil
+	}
+	g := core.Grant{Sent: a.asked, Handoff: true}
+	lease := time.Duration(l.LeaseMillis()) * time.Millisecond
+	if time.Duration(ms)*time.Millisecond != lease || time.Since(a.asked) > lease/3 {
+		opctx, cancel := l.C.OpContext(a.ctx)
+		defer cancel()
+		g.Sent = time.Now()
+		r := l.renewal(a.f)
+		n, err := core.Eval(opctx, l.C.Redis, r.Script, r.Keys, l.leaseArg, a.f.Arg)
+		if err != nil || n != int64(1) {
+			return false, nil
+		}
+	}
+	o, err := a.take(g)
+	return o.Acquired, err
+}
+
+// GiveUp runs Ops.GiveUp for a wait that ended without the lock.
+func (a *acquire) GiveUp() error {
+	opctx, cancel := a.l.C.OpContext(a.ctx)
+	defer cancel()
+	return a.l.Ops.GiveUp(opctx, a.f, a.l.C.Holding(a.key))
+}
+
+// take records an acquire. A grant some other call of the owner took
+// first leaves the outcome not acquired, for an attempt that re-enters.
+func (a *acquire) take(g core.Grant) (wait.Outcome, error) {
+	l := a.l
+	g.Lease, g.Renewal = l.Lease, l.renewal(a.f)
+	lctx, err := l.C.Granted(a.ctx, a.key, g)
+	switch {
+	case errors.Is(err, core.ErrHoldTaken):
+		a.queued = false
+		return wait.Outcome{}, nil
+	case err != nil:
+		l.abandon(a.ctx, a.key, a.f)
+		return wait.Outcome{}, err
+	}
+	a.lctx = lctx
+	return wait.Outcome{Acquired: true}, nil
+}
+
+func (l *Lock) renewal(f Field) watchdog.Renewal {
 	if l.Ops.Renewal != nil {
-		return l.Ops.Renewal(field)
+		return l.Ops.Renewal(f)
 	}
 	return watchdog.Renewal{
 		Script: scripts.Renew,
-		Keys:   []string{l.Name},
-		Args:   []any{core.Millis(l.C.WatchdogTimeout), field},
+		Keys:   l.renewKeys,
+		Args:   []any{l.renewLease, f.Arg},
 	}
 }
 
@@ -220,13 +366,13 @@ func (l *Lock) renewal(field string) watchdog.Renewal {
 // undo is best effort, and one sent to a master that froze must not hold
 // the waiter up for go-redis's retries (an unlock sent twice is harmless
 // here: the second finds no hold).
-func (l *Lock) abandon(ctx context.Context, key core.HoldKey) {
+func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field) {
 	if l.C.Holding(key) {
 		return
 	}
-	opctx, cancel := core.OpContext(ctx)
+	opctx, cancel := l.C.OpContext(ctx)
 	defer cancel()
-	_, _ = l.Ops.Unlock(opctx, l.C.Scripts, key.Field)
+	_, _ = l.Ops.Unlock(opctx, l.C.Scripts, f)
 }
 
 // Unlock releases one hold of ctx's owner.
@@ -236,13 +382,15 @@ func (l *Lock) Unlock(ctx context.Context) error {
 		return err
 	}
 	defer end()
-	key, ok := l.Key(ctx)
+	key, f, ok := l.owner(ctx)
 	if !ok {
 		return l.errorf("unlock", fmt.Errorf("context carries no owner: %w", relock.ErrNotHeld))
 	}
-	opctx, cancel := core.OpContext(ctx)
+	// Detached first: ctx, the lock's context, may be cancelled
+	// meanwhile (and asking whether it can be would allocate).
+	opctx, cancel := l.C.OpContext(context.WithoutCancel(ctx))
 	defer cancel()
-	reply, err := l.Ops.Unlock(opctx, l.C.Redis, key.Field)
+	reply, err := l.Ops.Unlock(opctx, l.C.Redis, f)
 	if err != nil {
 		l.C.UnlockFailed(key, err)
 		return l.errorf("unlock", err)

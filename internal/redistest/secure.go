@@ -46,7 +46,7 @@ var LockCommands = []string{
 	// state queries and replica sync
 	"exists", "hget", "pttl", "wait",
 	// inside the scripts
-	"hexists", "hincrby", "hset", "hdel", "hlen", "hkeys", "pexpire", "del",
+	"hexists", "hincrby", "hset", "hdel", "hlen", "hkeys", "pexpire", "persist", "del",
 	"incr", "set", "time", "publish", "spublish",
 	"lindex", "lpop", "rpush", "lrem", "lrange", "lpos",
 	"zscore", "zadd", "zrem", "zrange", "zincrby",

@@ -1,10 +1,14 @@
 // Package wait is the acquire loop every lock type shares: try, subscribe,
 // retry, then sleep until a wake-up, the lock's TTL or the caller's end.
 //
-// The subscription is in place before the retry, so a release that
-// happens between a failed attempt and the wait is never missed: either
-// the retry sees the lock free, or the release's message arrives after
-// the subscription. A waiter sends no Redis command while it sleeps.
+// No release is missed between a failed attempt and the sleep: the
+// waiter's subscription is in place before an attempt that counts. When
+// the channel is live already (the hub keeps recently used channels
+// subscribed), the waiter joins it before its first attempt, so that
+// attempt counts and the acquire costs one script call; otherwise it
+// subscribes after the first attempt and tries once more. Either way a
+// release after the counting attempt publishes to a channel the waiter
+// is on. A waiter sends no Redis command while it sleeps.
 package wait
 
 import (
@@ -22,19 +26,48 @@ import (
 	"github.com/relock-go/relock/pubsub"
 )
 
-// An Attempt tries once to acquire. It reports acquired, or the time
-// after which the lock may be free on its own (negative: no expiry, wait
-// for a wake-up). An error ends the wait.
-type Attempt func() (ttl time.Duration, acquired bool, err error)
+// An Outcome is what one acquire attempt found.
+type Outcome struct {
+	Acquired bool
+	// TTL is the time after which the lock may be free on its own
+	// (negative: no expiry, wait for a wake-up).
+	TTL time.Duration
+	// Also names one more channel the waiter must listen on from now on
+	// (a fair lock's per-owner channel, where Redisson clients wake it),
+	// "" for none.
+	Also string
+}
+
+// An Acquirer is what a lock type does for the loop. (An interface
+// rather than funcs: an uncontended acquire then allocates no closures.)
+type Acquirer interface {
+	// Attempt tries once to acquire. listening reports whether the
+	// waiter is on its channel already: an attempt that is not must
+	// leave nothing in Redis that a wake-up would have to find (a fair
+	// lock's queue entry, whose grant would be published before anyone
+	// listens). An error ends the wait.
+	Attempt(listening bool) (Outcome, error)
+	// Handoff takes the note of a wake-up tagged for this waiter: a
+	// lock handed to it directly (Spec.Handoffs). It reports whether
+	// the waiter now holds the lock; when it does not, an attempt
+	// follows.
+	Handoff(note string) (bool, error)
+	// GiveUp undoes what failed attempts left in Redis (a fair lock's
+	// queue entry, relock's registry of waiters) when the wait ends
+	// without the lock (Spec.GivesUp).
+	GiveUp() error
+}
 
 // A Spec describes one acquire.
 type Spec struct {
 	Hub     *pubsub.Hub
-	Channel string  // where releases are announced
-	Attempt Attempt // one acquire script call
-	// GiveUp, if set, undoes what failed attempts left in Redis (a fair
-	// lock's queue entry) when the wait ends without the lock.
-	GiveUp func() error
+	Channel string // where releases are announced
+	Tag     string // the waiter's tag on Channel, "" for none
+	Acquirer
+	// Handoffs: a tagged wake-up's note goes to Handoff.
+	Handoffs bool
+	// GivesUp: a wait that ends without the lock calls GiveUp.
+	GivesUp bool
 	// Wait bounds the wait: 0 means a single attempt, negative means
 	// until ctx ends.
 	Wait time.Duration
@@ -53,43 +86,82 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 	}
 	defer func() {
 		// A single attempt leaves nothing to undo.
-		if err != nil && s.GiveUp != nil && s.Wait != 0 {
+		if err != nil && s.GivesUp && s.Wait != 0 {
 			if gerr := s.GiveUp(); gerr != nil {
 				err = fmt.Errorf("%w (leaving the queue failed: %v)", err, gerr)
 			}
 		}
 	}()
-	_, ok, err := s.Attempt()
+	w := waiter{s: s}
+	defer w.close()
+	if s.Wait != 0 {
+		w.sub = s.Hub.Live(s.Channel, s.Tag)
+	}
+	o, err := s.Attempt(w.sub != nil)
 	switch {
-	case ok:
+	case o.Acquired:
 		return nil
 	case err != nil && (s.Wait == 0 || !transient(err)):
 		return err
 	case s.Wait == 0:
 		return core.ErrNotAcquired
 	}
+	return w.wait(ctx, o, err)
+}
 
+// A waiter is the state of one Acquire past its first attempt.
+type waiter struct {
+	s    Spec
+	sub  *pubsub.Subscription // on Spec.Channel
+	also *pubsub.Subscription // on Outcome.Also, once named
+}
+
+func (w *waiter) close() {
+	if w.sub != nil {
+		w.sub.Close()
+	}
+	if w.also != nil {
+		w.also.Close()
+	}
+}
+
+// wait sleeps and retries until the lock is acquired or the wait ends. o
+// and err are the first attempt's.
+func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
+	s := w.s
 	var deadline <-chan time.Time
 	if s.Wait > 0 {
 		t := time.NewTimer(s.Wait)
 		defer t.Stop()
 		deadline = t.C
 	}
-	sub, err := s.Hub.Subscribe(ctx, s.Channel)
-	if err != nil {
-		return ended(ctx, err)
+	// again: the last attempt does not count (it ran before a
+	// subscription it needed was in place), try again at once.
+	again := false
+	if w.sub == nil {
+		if w.sub, err = s.Hub.Join(ctx, s.Channel, s.Tag); err != nil {
+			return ended(ctx, err)
+		}
+		again = true
 	}
-	defer sub.Close()
-
 	expired := false
 	retry := time.NewTimer(0)
 	defer retry.Stop()
 	backoff := minBackoff
 	for {
-		var ttl time.Duration
-		ttl, ok, err = s.Attempt()
+		if o.Also != "" && w.also == nil {
+			if w.also, err = s.Hub.Subscribe(ctx, o.Also); err != nil {
+				return ended(ctx, err)
+			}
+			again = true
+		}
+		if again {
+			again = false
+			o, err = s.Attempt(true)
+		}
+		ttl := o.TTL
 		switch {
-		case ok:
+		case o.Acquired:
 			return nil
 		case err != nil && (expired || !transient(err)):
 			return err
@@ -100,6 +172,9 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 			ttl, backoff = backoff, min(2*backoff, maxBackoff)
 		default:
 			backoff = minBackoff
+		}
+		if o.Also != "" && w.also == nil {
+			continue
 		}
 		if expired {
 			return fmt.Errorf("%w: gave up after %v", core.ErrNotAcquired, s.Wait)
@@ -113,8 +188,19 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 			retry.Reset(ttl)
 			ttlUp = retry.C
 		}
+		var alsoC <-chan struct{}
+		if w.also != nil {
+			alsoC = w.also.C()
+		}
 		select {
-		case <-sub.C():
+		case <-w.sub.C():
+			if note := w.sub.Note(); note != "" && s.Handoffs {
+				ok, herr := s.Handoff(note)
+				if ok || herr != nil {
+					return herr
+				}
+			}
+		case <-alsoC:
 		case <-ttlUp:
 		case <-deadline:
 			// One last attempt: the lock may have been freed just now.
@@ -124,6 +210,7 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 		case <-s.Hub.Done():
 			return core.ErrClosed
 		}
+		again = true
 	}
 }
 

@@ -1,0 +1,199 @@
+package reentrant_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/reentrant"
+)
+
+// scriptCounter counts script calls made through one go-redis client.
+type scriptCounter struct{ n atomic.Int64 }
+
+func (s *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (s *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "evalsha" || cmd.Name() == "eval" {
+			s.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (s *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func registryOf(name string) string { return "relock_lock_waiters:{" + name + "}" }
+
+// counted returns a relock client whose script calls c counts: relock
+// sends them through the caller's client when it has retries off and
+// deadlines on.
+func counted(t *testing.T, c *scriptCounter) *relock.Client {
+	t.Helper()
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	t.Cleanup(func() { rdb.Close() })
+	rdb.AddHook(c)
+	return redistest.Relock(t, rdb, nil)
+}
+
+// eventually polls cond every 5ms until it holds or limit passes.
+func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestReleaseWakesOneWaiter: with relock waiters on five clients, each
+// release wakes one of them, the one registered longest, and no other
+// client runs a script; the registry empties as they acquire.
+func TestReleaseWakesOneWaiter(t *testing.T) {
+	raw := srv.Client(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	holder := reentrant.New(newClient(t, nil), name, nil)
+	hctx := lockT(t, holder, bg)
+
+	const waiters = 5
+	counts := make([]*scriptCounter, waiters)
+	acquired := make([]chan context.Context, waiters)
+	muts := make([]*reentrant.Mutex, waiters)
+	for i := range waiters {
+		counts[i] = &scriptCounter{}
+		muts[i] = reentrant.New(counted(t, counts[i]), name, nil)
+		acquired[i] = make(chan context.Context, 1)
+		go func() {
+			ctx, err := muts[i].Lock(bg)
+			if err != nil {
+				t.Error(err)
+			}
+			acquired[i] <- ctx
+		}()
+		eventually(t, 2*time.Second, "waiter registered", func() bool { return raw.ZCard(bg, registryOf(name)).Val() == int64(i+1) })
+		// Registration scores are server milliseconds: keep them apart.
+		time.Sleep(2 * time.Millisecond)
+	}
+
+	release := func() error { return holder.Unlock(hctx) }
+	for i := range waiters {
+		before := make([]int64, waiters)
+		for j := range waiters {
+			before[j] = counts[j].n.Load()
+		}
+		if err := release(); err != nil {
+			t.Fatal(err)
+		}
+		var ctx context.Context
+		select {
+		case ctx = <-acquired[i]:
+		case <-time.After(2 * time.Second):
+			t.Fatalf("release %d: waiter %d, registered longest, not woken", i, i)
+		}
+		time.Sleep(50 * time.Millisecond) // room for any other waiter to try
+		for j := i; j < waiters; j++ {
+			want := int64(0)
+			if j == i {
+				want = 1
+			}
+			if d := counts[j].n.Load() - before[j]; d != want {
+				t.Fatalf("release %d: waiter %d ran %d scripts, want %d", i, j, d, want)
+			}
+		}
+		m := muts[i]
+		release = func() error { return m.Unlock(ctx) }
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	if n := raw.Exists(bg, name, registryOf(name)).Val(); n != 0 {
+		t.Fatalf("%d of the lock and its registry left after the last release", n)
+	}
+}
+
+// TestDeadWaiterPassedOver: a registered waiter whose client no longer
+// listens (its process died) is dropped by the release, which wakes the
+// next one.
+func TestDeadWaiterPassedOver(t *testing.T) {
+	raw := srv.Client(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	holder := reentrant.New(newClient(t, nil), name, nil)
+	hctx := lockT(t, holder, bg)
+	// A relock-shaped field (a version-8 client id) registered first,
+	// with nobody on its client's channel.
+	id := uuid.New()
+	id[6] = id[6]&0x0f | 0x80
+	dead := id.String() + ":1"
+	raw.ZAdd(bg, registryOf(name), redis.Z{Score: 1, Member: dead})
+
+	got := make(chan error, 1)
+	waiter := reentrant.New(newClient(t, nil), name, nil)
+	go func() {
+		ctx, err := waiter.Lock(bg)
+		if err == nil {
+			err = waiter.Unlock(ctx)
+		}
+		got <- err
+	}()
+	eventually(t, 2*time.Second, "waiter registered", func() bool { return raw.ZCard(bg, registryOf(name)).Val() == 2 })
+	unlockT(t, holder, hctx)
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("live waiter not woken past the dead one")
+	}
+	if n := raw.Exists(bg, name, registryOf(name)).Val(); n != 0 {
+		t.Fatalf("%d of the lock and its registry left", n)
+	}
+}
+
+// TestRedissonHolderWakesRelockWaiter: a waiter behind a lock held by a
+// Redisson client (its field a version-4 UUID's) also listens on the
+// lock's channel, where Redisson's unlock publishes "0", and takes the
+// lock at once when that unlock comes.
+func TestRedissonHolderWakesRelockWaiter(t *testing.T) {
+	raw := srv.Client(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	// Redisson's acquire, as DESIGN.md section 4 gives it.
+	raw.HSet(bg, name, uuid.NewString()+":1", 1)
+	raw.PExpire(bg, name, 30*time.Second)
+
+	got := make(chan error, 1)
+	waiter := reentrant.New(newClient(t, nil), name, nil)
+	go func() {
+		ctx, err := waiter.Lock(bg)
+		if err == nil {
+			err = waiter.Unlock(ctx)
+		}
+		got <- err
+	}()
+	eventually(t, 2*time.Second, "waiter on the lock's channel", func() bool {
+		return raw.PubSubNumSub(bg, channelOf(name)).Val()[channelOf(name)] == 1
+	})
+	// Redisson's unlock of its last hold.
+	raw.Del(bg, name)
+	raw.Publish(bg, channelOf(name), "0")
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("relock waiter not woken by the Redisson unlock")
+	}
+}
