@@ -16,9 +16,11 @@
 //
 // At the end the demo prints the acquisitions of each worker, the
 // re-entries it observed, the final counter against the expected value,
-// and checks that nothing is left behind in Redis: no lock key and no
-// subscriber on the lock's release channel. It exits with status 1 when a
-// check fails and 2 on bad flags.
+// and checks that nothing is left behind in Redis: no lock key, no waiter
+// registry, and, once the clients have closed, no subscriber on the
+// lock's channels (while a client is open, a channel it used stays
+// subscribed for a while: relock.Options.Linger). It exits with status 1
+// when a check fails and 2 on bad flags.
 //
 // By default it runs on an in-process miniredis and needs nothing but Go:
 //
@@ -48,8 +50,11 @@ import (
 const (
 	lockName   = "relock-demo:counter"
 	counterKey = "relock-demo:counter:value"
-	// channel is where Redisson and relock announce the lock's release.
+	// channel is where Redisson and relock announce the lock's release;
+	// relock's waiters listen on "<channel>:<client id>".
 	channel = "redisson_lock__channel:{" + lockName + "}"
+	// registry is where relock's waiters on the lock register.
+	registry = "relock_lock_waiters:{" + lockName + "}"
 )
 
 // config is the parsed command line.
@@ -163,7 +168,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer stopProcesses(ps)
+	defer func() { stopProcesses(ps) }()
 	start := time.Now()
 	results, err := runWorkers(ctx, ps, cfg)
 	elapsed := time.Since(start)
@@ -173,9 +178,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// The checks run while the clients are still open, so an empty
-	// channel shows that waiters unsubscribed as they left.
 	fmt.Fprintf(stdout, "all workers done in %v\n\n", elapsed.Round(time.Millisecond))
+	// Closed clients must leave no subscription behind.
+	stopProcesses(ps)
+	ps = nil
 	ok := report(ctx, stdout, admin, cfg, results)
 	if !ok {
 		return errCheck

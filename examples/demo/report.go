@@ -54,37 +54,47 @@ func report(ctx context.Context, w io.Writer, admin *redis.Client, cfg config, r
 		check(got == want, "counter: %d, expected %d", got, want)
 	}
 
-	n, err := admin.Exists(ctx, lockName).Result()
-	if err != nil {
-		check(false, "lock key %s: %v", lockName, err)
-	} else {
-		check(n == 0, "lock key %s left in Redis: %s", lockName, yesNo(n > 0))
+	for _, key := range []string{lockName, registry} {
+		n, err := admin.Exists(ctx, key).Result()
+		if err != nil {
+			check(false, "key %s: %v", key, err)
+		} else {
+			check(n == 0, "key %s left in Redis: %s", key, yesNo(n > 0))
+		}
 	}
 
 	subs, err := subscribers(ctx, admin)
 	if err != nil {
-		check(false, "subscribers of %s: %v", channel, err)
+		check(false, "subscribers of %s*: %v", channel, err)
 	} else {
-		check(subs == 0, "subscribers of %s: %d", channel, subs)
+		check(subs == 0, "subscribers of %s* after the clients closed: %d", channel, subs)
 	}
 	return ok
 }
 
-// subscribers returns the number of subscribers of the lock's release
-// channel, waiting up to unsubscribeGrace for it to reach 0.
+// subscribers returns the number of subscribers of the lock's channels,
+// waiting up to unsubscribeGrace for it to reach 0.
 func subscribers(ctx context.Context, admin *redis.Client) (int64, error) {
 	deadline := time.Now().Add(unsubscribeGrace)
 	for {
-		m, err := admin.PubSubNumSub(ctx, channel).Result()
+		var n int64
+		chans, err := admin.PubSubChannels(ctx, channel+"*").Result()
+		if err == nil && len(chans) > 0 {
+			var counts map[string]int64
+			counts, err = admin.PubSubNumSub(ctx, chans...).Result()
+			for _, c := range counts {
+				n += c
+			}
+		}
 		if err != nil {
 			return 0, err
 		}
-		if m[channel] == 0 || time.Now().After(deadline) {
-			return m[channel], nil
+		if n == 0 || time.Now().After(deadline) {
+			return n, nil
 		}
 		select {
 		case <-ctx.Done():
-			return m[channel], nil
+			return n, nil
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
