@@ -3,7 +3,6 @@ package rwlock_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
@@ -31,17 +30,5 @@ func must(t testing.TB) func(context.Context, error) context.Context {
 			t.Fatal(err)
 		}
 		return ctx
-	}
-}
-
-// eventually polls cond every 10ms until it holds or limit passes.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
