@@ -13,8 +13,8 @@
 -- to the lease). Otherwise {pttl, foreign}: the hash's PTTL in
 -- milliseconds, which bounds how long a waiter may sleep before the lock
 -- can expire on its own, and 1 when the holder is not a relock client.
-if redis.call('exists', KEYS[1]) == 0
-	or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+local ttl = redis.call('pttl', KEYS[1])
+if ttl == -2 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	if ARGV[3] == '1' then
@@ -22,7 +22,6 @@ if redis.call('exists', KEYS[1]) == 0
 	end
 	return nil
 end
-local ttl = redis.call('pttl', KEYS[1])
 if ARGV[3] ~= '1' then
 	return {ttl, 0}
 end

@@ -17,29 +17,30 @@
 -- foreign}: turn 0, the lock is held and ms is its PTTL (-1: no expiry);
 -- turn 1, the lock is free but an earlier waiter goes first and ms is the
 -- time until that waiter may be dropped. foreign is 1 when the caller
--- joined the queue behind a holder or waiter that is not a relock client:
--- that one wakes the caller on the caller's own channel.
-local head, now = live_head()
-local free = redis.call('exists', KEYS[1]) == 0
-if free and head and head ~= ARGV[2] and is_relock(head) then
-	-- The lock expired, or its release was told to nobody (a Redisson
-	-- unlock woke a waiter that has gone since): hand it on now rather
-	-- than when the head's timer fires.
-	hand_over(head, ARGV[5], ARGV[1])
-	head = redis.call('lindex', KEYS[2], 0)
-	free = redis.call('exists', KEYS[1]) == 0
-end
-if free and (not head or head == ARGV[2]) then
-	if head then
-		redis.call('lpop', KEYS[2])
-		redis.call('zrem', KEYS[3], head)
+-- joined the queue right behind a holder or waiter that is not a relock
+-- client: that one wakes the caller on the caller's own channel.
+local ttl = redis.call('pttl', KEYS[1])
+local head, now
+if ttl == -2 then
+	head, now = live_head()
+	if head and head ~= ARGV[2] and is_relock(head) then
+		-- The lock expired, or its release was told to nobody (a
+		-- Redisson unlock woke a waiter that has gone since): hand it on
+		-- now rather than when the head's timer fires.
+		hand_over(ARGV[5], ARGV[1])
+		head = redis.call('lindex', KEYS[2], 0)
+		ttl = redis.call('pttl', KEYS[1])
 	end
-	redis.call('hset', KEYS[1], ARGV[2], 1)
-	redis.call('pexpire', KEYS[1], ARGV[1])
-	return nil
-end
-
-if not free and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+	if ttl == -2 and (not head or head == ARGV[2]) then
+		if head then
+			redis.call('lpop', KEYS[2])
+			redis.call('zrem', KEYS[3], head)
+		end
+		redis.call('hset', KEYS[1], ARGV[2], 1)
+		redis.call('pexpire', KEYS[1], ARGV[1])
+		return nil
+	end
+elseif redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	if ARGV[4] ~= '2' then
 		redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	end
@@ -51,40 +52,40 @@ now = now or now_ms()
 local wait = tonumber(ARGV[3])
 local foreign = 0
 if ARGV[4] ~= '0' then
-	local pos = redis.call('lpos', KEYS[2], ARGV[2])
-	if pos then
-		-- Already queued: keep the place alive. A waiter at position p
-		-- (1 = head) is due at least p waits from now, and a grant does
-		-- not move deadlines, so it keeps a full wait. GT keeps a later
-		-- deadline (Redisson's, or one set at joining).
-		redis.call('zadd', KEYS[3], 'XX', 'GT', now + (pos + 1) * wait, ARGV[2])
-	else
-		-- Join the tail: due the lock's TTL and one wait per place from
-		-- now. (Redisson chains each deadline to the last waiter's and
-		-- moves them all up at every grant; relock's grants do not, so a
-		-- chained deadline would grow without bound.)
-		local ttl = 0
-		if not free then
-			ttl = math.max(redis.call('pttl', KEYS[1]), 0)
+	-- Join the tail, due the lock's TTL and one wait per place from now.
+	-- (Redisson chains each deadline to the last waiter's and moves them
+	-- all up at every grant; relock's grants do not, so a chained
+	-- deadline would grow without bound.)
+	local places = redis.call('llen', KEYS[2]) + 1
+	if redis.call('zadd', KEYS[3], 'NX', now + math.max(ttl, 0) + places * wait, ARGV[2]) == 1 then
+		-- Whoever comes right before the caller wakes it: the last
+		-- waiter, or the holder when nobody waits.
+		if places > 1 then
+			if not is_relock(redis.call('lindex', KEYS[2], -1)) then
+				foreign = 1
+			end
+		elseif ttl ~= -2 then
 			for _, f in ipairs(redis.call('hkeys', KEYS[1])) do
 				if not is_relock(f) then
 					foreign = 1
 				end
 			end
 		end
-		local ahead = redis.call('lrange', KEYS[2], 0, -1)
-		for i = 1, #ahead do
-			if not is_relock(ahead[i]) then
-				foreign = 1
-			end
-		end
-		redis.call('zadd', KEYS[3], now + ttl + (#ahead + 1) * wait, ARGV[2])
 		redis.call('rpush', KEYS[2], ARGV[2])
+	else
+		-- Already queued: keep the place alive. A waiter at place p
+		-- (1 = head) is due at least p waits from now, and a grant does
+		-- not move deadlines, so it keeps a full wait. GT keeps a later
+		-- deadline (Redisson's, or one set at joining).
+		local pos = redis.call('lpos', KEYS[2], ARGV[2])
+		if pos then
+			redis.call('zadd', KEYS[3], 'XX', 'GT', now + (pos + 1) * wait, ARGV[2])
+		end
 	end
 end
 
-if not free then
-	return {0, redis.call('pttl', KEYS[1]), foreign}
+if ttl ~= -2 then
+	return {0, ttl, foreign}
 end
 head = redis.call('lindex', KEYS[2], 0)
 local due = tonumber(redis.call('zscore', KEYS[3], head)) or now

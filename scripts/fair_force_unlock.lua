@@ -7,7 +7,7 @@
 -- Reply: 1 when a lock was deleted (and handed to the queue head), 0
 -- when none existed.
 if redis.call('del', KEYS[1]) == 1 then
-	hand_over(live_head(), ARGV[1], ARGV[2])
+	hand_over(ARGV[1], ARGV[2])
 	return 1
 end
 return 0

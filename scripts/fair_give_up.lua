@@ -27,7 +27,7 @@ redis.call('zrem', KEYS[3], ARGV[1])
 if not pos then
 	if ARGV[5] == '0' and redis.call('hexists', KEYS[1], ARGV[1]) == 1 then
 		redis.call('del', KEYS[1])
-		hand_over(live_head(), ARGV[3], ARGV[4])
+		hand_over(ARGV[3], ARGV[4])
 		return 1
 	end
 	return 0
@@ -37,6 +37,6 @@ for i = pos + 1, #queue do
 end
 redis.call('lrem', KEYS[2], 0, ARGV[1])
 if pos == 1 and redis.call('exists', KEYS[1]) == 0 then
-	hand_over(live_head(), ARGV[3], ARGV[4])
+	hand_over(ARGV[3], ARGV[4])
 end
 return 1

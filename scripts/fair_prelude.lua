@@ -39,30 +39,42 @@ local function live_head()
 	return nil, now
 end
 
--- hand_over gives the free lock to head, the live queue head, if any.
--- A relock waiter is granted it directly: it leaves the queue, holds one
--- hold with a lease of lease ms, and its client is told on the client's
--- channel with the message "<owner>:<lease>". When nobody listens there,
--- the client is gone: the waiter is dropped and the next one considered.
--- A Redisson waiter is woken with "0" on its own channel and takes the
--- lock itself (its acquire script would count a granted hold twice).
--- The remaining waiters' deadlines are left as they are, so a grant costs
--- the same however long the queue.
-local function hand_over(head, publish, lease)
-	while head do
-		if not is_relock(head) then
-			redis.call(publish, KEYS[4] .. ':' .. head, '0')
+-- hand_over gives the free lock to the first waiter in the queue, if
+-- any. A relock waiter is granted it directly: it leaves the queue, holds
+-- one hold with a lease of lease ms, and its client is told on the
+-- client's channel with the message "<owner>:<lease>". When nobody
+-- listens there, the client is gone: the waiter is dropped and the next
+-- one considered. A relock waiter's deadline is not looked at: whether
+-- it lives is what the PUBLISH tells. A Redisson waiter whose deadline
+-- has passed is dropped; a live one is woken with "0" on its own channel
+-- and takes the lock itself (its acquire script would count a granted
+-- hold twice). The remaining waiters' deadlines are left as they are, so
+-- a grant costs the same however long the queue.
+local function hand_over(publish, lease)
+	local now
+	while true do
+		local head = redis.call('lpop', KEYS[2])
+		if not head then
 			return
 		end
-		redis.call('lpop', KEYS[2])
-		redis.call('zrem', KEYS[3], head)
-		local told = redis.call(publish, KEYS[4] .. ':' .. string.sub(head, 1, 36),
-			string.sub(head, 38) .. ':' .. lease)
-		if told > 0 then
-			redis.call('hset', KEYS[1], head, 1)
-			redis.call('pexpire', KEYS[1], lease)
-			return
+		if is_relock(head) then
+			redis.call('zrem', KEYS[3], head)
+			local told = redis.call(publish, KEYS[4] .. ':' .. string.sub(head, 1, 36),
+				string.sub(head, 38) .. ':' .. lease)
+			if told > 0 then
+				redis.call('hset', KEYS[1], head, 1)
+				redis.call('pexpire', KEYS[1], lease)
+				return
+			end
+		else
+			now = now or now_ms()
+			local deadline = tonumber(redis.call('zscore', KEYS[3], head))
+			if deadline and deadline > now then
+				redis.call('lpush', KEYS[2], head)
+				redis.call(publish, KEYS[4] .. ':' .. head, '0')
+				return
+			end
+			redis.call('zrem', KEYS[3], head)
 		end
-		head = redis.call('lindex', KEYS[2], 0)
 	end
 end

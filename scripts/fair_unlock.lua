@@ -13,7 +13,7 @@
 local count = redis.call('hget', KEYS[1], ARGV[2])
 if not count then
 	if redis.call('exists', KEYS[1]) == 0 then
-		hand_over(live_head(), ARGV[3], ARGV[1])
+		hand_over(ARGV[3], ARGV[1])
 	end
 	return nil
 end
@@ -23,5 +23,5 @@ if tonumber(count) > 1 then
 	return 0
 end
 redis.call('del', KEYS[1])
-hand_over(live_head(), ARGV[3], ARGV[1])
+hand_over(ARGV[3], ARGV[1])
 return 1

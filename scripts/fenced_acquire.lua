@@ -9,8 +9,8 @@
 -- acquire, re-entry included, increments the counter and returns the new
 -- value. {0, pttl, foreign} when another owner holds it, as in
 -- acquire.lua.
-if redis.call('exists', KEYS[1]) == 0
-	or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+local ttl = redis.call('pttl', KEYS[1])
+if ttl == -2 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
 	if ARGV[3] == '1' then
@@ -18,7 +18,6 @@ if redis.call('exists', KEYS[1]) == 0
 	end
 	return {1, redis.call('incr', KEYS[3])}
 end
-local ttl = redis.call('pttl', KEYS[1])
 if ARGV[3] ~= '1' then
 	return {0, ttl, 0}
 end

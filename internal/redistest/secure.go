@@ -48,7 +48,7 @@ var LockCommands = []string{
 	// inside the scripts
 	"hexists", "hincrby", "hset", "hdel", "hlen", "hkeys", "pexpire", "persist", "del",
 	"incr", "set", "time", "publish", "spublish",
-	"lindex", "lpop", "rpush", "lrem", "lrange", "lpos",
+	"lindex", "lpop", "lpush", "rpush", "lrem", "lrange", "lpos", "llen",
 	"zscore", "zadd", "zrem", "zrange", "zincrby",
 }
 
