@@ -65,7 +65,7 @@ func (r *report) svg() string {
 		var vmax, vmin float64 = 0, math.Inf(1)
 		for i := range r.Contended {
 			c := &r.Contended[i]
-			if c.Workers == w && c.Err == "" {
+			if c.Workers == w && c.clients() == w && c.Err == "" {
 				v := pan.value(c)
 				vmax = max(vmax, v)
 				if v > 0 {
@@ -103,7 +103,7 @@ func (r *report) svg() string {
 		}
 		for i, k := range r.Kinds {
 			for j, s := range ss {
-				c := r.cell(k.ID, w, s.cs)
+				c := r.cell(k.ID, w, w, s.cs)
 				if c == nil || c.Err != "" {
 					continue
 				}

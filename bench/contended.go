@@ -3,17 +3,21 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
 
-// A cell is one contended measurement: W workers, each with its own
-// client ("process"), looping Lock, critical section, Unlock on one name
-// (scenario b) or on names picked at random (scenario c).
+// A cell is one contended measurement: W workers looping Lock, critical
+// section, Unlock on one name (scenario b) or on names picked at random
+// (scenario c). The workers share Clients clients ("processes"), worker
+// w the client w % Clients: Clients == W gives each its own.
 type cell struct {
 	Scenario string
 	W        int
+	Clients  int
 	CS       time.Duration
 	Names    int
 }
@@ -23,23 +27,40 @@ type cellResult struct {
 	Kind       string  `json:"kind"`
 	Scenario   string  `json:"scenario"`
 	Workers    int     `json:"workers"`
+	Clients    int     `json:"clients"` // 0 in results.json written before it was recorded: one per worker
 	CriticalUs int     `json:"critical_section_us"`
 	Names      int     `json:"names"`
 	Seconds    float64 `json:"seconds"`
+	// The warm-up before the window: its length, the fewest grants a
+	// worker had in it, and the lock or unlock errors it saw (not counted
+	// in Errors). Zero in results.json written before it ran the workload.
+	WarmUpSeconds float64 `json:"warm_up_s"`
+	WarmUpMin     int     `json:"warm_up_per_worker_min"`
+	WarmUpErrors  int     `json:"warm_up_errors"`
 
+	// Acquisitions are the grants in the window, whenever their Lock
+	// call began; the waits only those of calls begun in it.
 	Acquisitions int     `json:"acquisitions"`
 	PerSec       float64 `json:"acquisitions_per_s"`
 	WorkerMin    int     `json:"per_worker_min"`
 	WorkerMax    int     `json:"per_worker_max"`
 	Starved      int     `json:"workers_starved"` // workers with no acquisition in the window
-	Wait         dist    `json:"wait"`            // Lock call to return, completed calls
-	// MaxWait includes the calls still waiting when the window closed:
-	// a starved worker's wait is at least the window.
+	Wait         dist    `json:"wait"`            // Lock call to return, completed calls begun in the window
+	// MaxWait includes the calls still waiting when the window closed
+	// (a starved worker's wait is at least the window) and the calls
+	// begun before it and granted in it, each counted from the window's
+	// start: nothing waited in the warm-up.
 	MaxWaitUs float64 `json:"max_wait_us"`
 	HeldUs    float64 `json:"held_mean_us"` // measured critical section
 
-	Handoff    dist    `json:"handoff"` // release (Unlock called) to the next holder's Lock return
-	SelfPct    float64 `json:"reacquired_by_releaser_pct"`
+	Handoff dist `json:"handoff"` // release (Unlock called) to the next holder's Lock return
+	// The handoff's p50 and p99 over the run's PING round trip: how many
+	// round trips a handoff costs, whatever the machine's latency.
+	HandoffP50Pings float64 `json:"handoff_p50_pings,omitempty"`
+	HandoffP99Pings float64 `json:"handoff_p99_pings,omitempty"`
+	SelfPct         float64 `json:"reacquired_by_releaser_pct"`
+	// Inversions among the requests begun in the window, and their share
+	// of those requests' grants.
 	Inversions int     `json:"fifo_inversions"`
 	InvPct     float64 `json:"fifo_inversions_pct"`
 
@@ -48,20 +69,29 @@ type cellResult struct {
 	RedisCPUPerAcq  float64          `json:"redis_cpu_us_per_acquisition"`    // server CPU
 	ClientCPUPerAcq float64          `json:"client_cpu_us_per_acquisition"`   // this process's CPU
 	ClientCalls     float64          `json:"client_calls_per_acquisition"`    // counted by the workers' probes
-	Errors          int              `json:"errors"`                          // lock or unlock errors
+	Errors          int              `json:"errors"`                          // lock or unlock errors from the window's start
 	Violations      int              `json:"mutual_exclusion_violations"`     // two holders at once
 	Commands        map[string]int64 `json:"redis_commandstats"`              // every command, by name
 	Err             string           `json:"error,omitempty"`
 }
 
 // tracker records one cell's grants under one mutex, on the shared
-// monotonic clock.
+// monotonic clock. It runs in two phases: a warm-up of the cell's own
+// workload, where it only counts each worker's grants, then the
+// measurement window [start, end], the only time anything is measured.
 type tracker struct {
 	mu         sync.Mutex
-	single     bool // one lock name: handoffs, FIFO and exclusion apply
-	start, end int64
+	single     bool  // one lock name: handoffs, FIFO and exclusion apply
+	start, end int64 // the window; start is notOpen during the warm-up
 	probes     []*probe
 	pending    []int64 // per worker: start of its current request, 0 none
+
+	// Warm-up: grants per worker, how many workers reached warmGoal, and
+	// warmed, closed when all have.
+	warm      []int
+	warmGoal  int
+	warmReady int
+	warmed    chan struct{}
 
 	holder, lastHolder int
 	lastRelease        int64
@@ -69,15 +99,28 @@ type tracker struct {
 	waits, handoffs, held []int64
 	perWorker             []int
 	grants, self          int
-	inversions            int
+	checked, inversions   int // grants checked for FIFO order, and those out of it
 	violations            int
 	unprobed              int
 	heldSince             int64
+	// straddled is the longest in-window part of the waits of requests
+	// begun before the window and granted in it: like a call still
+	// waiting at the end, it counts toward the max wait only.
+	straddled        int64
+	errors, warmErrs int
 }
 
-func newTracker(w int, single bool, probes []*probe) *tracker {
-	return &tracker{single: single, probes: probes, pending: make([]int64, w), perWorker: make([]int, w),
-		holder: -1, lastHolder: -1}
+// notOpen is the tracker's start before the window opens: no time is in
+// the window.
+const notOpen = math.MaxInt64
+
+func newTracker(w int, single bool, probes []*probe, warmGoal int) *tracker {
+	t := &tracker{single: single, start: notOpen, probes: probes, pending: make([]int64, w), perWorker: make([]int, w),
+		holder: -1, lastHolder: -1, warm: make([]int, w), warmGoal: warmGoal, warmed: make(chan struct{})}
+	if warmGoal <= 0 {
+		close(t.warmed)
+	}
+	return t
 }
 
 func (t *tracker) request(w int, at int64) {
@@ -92,31 +135,66 @@ func (t *tracker) abandon(w int) {
 	t.mu.Unlock()
 }
 
+// open starts the window at at: from then on grants count.
+func (t *tracker) open(at int64) {
+	t.mu.Lock()
+	t.start = at
+	t.mu.Unlock()
+}
+
 func (t *tracker) inWindow(at int64) bool { return at >= t.start && (t.end == 0 || at <= t.end) }
 
+// fail records a lock or unlock error at at: in the warm-up's count
+// before the window opens, in the cell's after.
+func (t *tracker) fail(at int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if at < t.start {
+		t.warmErrs++
+	} else {
+		t.errors++
+	}
+}
+
 // grant records that worker w, which asked at start, holds the lock at at.
+//
+// A grant in the window counts toward the throughput, whenever its
+// request began; its wait is a sample, and its order is checked, only
+// if the request began in the window too, so that nothing waited during
+// the warm-up is measured.
 func (t *tracker) grant(w int, start, at int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.pending[w] = 0
-	if !t.single {
-		if t.inWindow(at) && start >= t.start {
-			t.waits = append(t.waits, at-start)
-			t.perWorker[w]++
-			t.grants++
+	in := t.inWindow(at)
+	if at < t.start {
+		t.warm[w]++
+		if t.warm[w] == t.warmGoal {
+			if t.warmReady++; t.warmReady == len(t.warm) {
+				close(t.warmed)
+			}
 		}
+	}
+	if t.single {
+		if t.holder >= 0 && in {
+			t.violations++
+		}
+		t.holder, t.heldSince = w, at
+	}
+	if !in {
 		return
 	}
-	if t.holder >= 0 && t.inWindow(at) {
-		t.violations++
-	}
-	t.holder, t.heldSince = w, at
-	if !t.inWindow(at) || start < t.start {
-		return
-	}
-	t.waits = append(t.waits, at-start)
 	t.perWorker[w]++
 	t.grants++
+	begun := start >= t.start
+	if begun {
+		t.waits = append(t.waits, at-start)
+	} else {
+		t.straddled = max(t.straddled, at-t.start)
+	}
+	if !t.single {
+		return
+	}
 	if f := t.probes[w].first.Load(); f == 0 || f < start {
 		t.unprobed++ // the probe did not see this request's attempts
 	}
@@ -126,10 +204,15 @@ func (t *tracker) grant(w int, start, at int64) {
 			t.self++
 		}
 	}
+	if !begun {
+		return
+	}
 	// A request whose first attempt was answered before this one began
 	// was certainly ahead of it: granting this one first is an inversion.
+	// Only requests begun in the window are compared.
+	t.checked++
 	for i, p := range t.pending {
-		if i == w || p == 0 {
+		if i == w || p == 0 || p < t.start {
 			continue
 		}
 		if f := t.probes[i].first.Load(); f != 0 && f >= p && f < start {
@@ -152,7 +235,8 @@ func (t *tracker) release(w int, at int64) {
 	t.holder, t.lastHolder, t.lastRelease = -1, w, at
 }
 
-// close ends the window and returns the longest wait still in progress.
+// close ends the window and returns the longest wait still in progress,
+// counted from the window's start for a request begun before it.
 func (t *tracker) close(at int64) int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -167,13 +251,15 @@ func (t *tracker) close(at int64) int64 {
 }
 
 func (e *env) runCell(k kind, c cell) (cellResult, error) {
-	res := cellResult{Kind: k.ID, Scenario: c.Scenario, Workers: c.W, CriticalUs: int(c.CS / time.Microsecond), Names: c.Names}
+	res := cellResult{Kind: k.ID, Scenario: c.Scenario, Workers: c.W, Clients: c.Clients, CriticalUs: int(c.CS / time.Microsecond), Names: c.Names}
 	names := make([]string, c.Names)
 	for i := range names {
 		names[i] = e.name(c.Scenario, k.ID, fmt.Sprint(i))
 	}
-	probes := make([]*probe, c.W)
-	lockers := make([]locker, c.W)
+	// Client probes count calls; worker probes, carried in each worker's
+	// context, see its requests' first replies.
+	clientProbes, probes := make([]*probe, c.Clients), make([]*probe, c.W)
+	lockers := make([]locker, c.Clients)
 	defer func() {
 		for _, l := range lockers {
 			if l != nil {
@@ -182,32 +268,51 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 		}
 	}()
 	for i := range lockers {
-		probes[i] = &probe{}
-		l, err := k.open(e.addr, openOpts{probe: probes[i]})
+		clientProbes[i] = &probe{}
+		l, err := k.open(e.addr, openOpts{probe: clientProbes[i]})
 		if err != nil {
 			return res, err
 		}
 		lockers[i] = l
-		// Warm up: connections open, scripts loaded.
+	}
+	for w := range probes {
+		probes[w] = &probe{}
+	}
+	// Open the connections: every worker at once, each on a name of its
+	// own, so that a shared client opens as many as its goroutines use at
+	// once, every client has loaded its scripts, and a client that cannot
+	// take a free lock fails here rather than stalls the warm-up.
+	if err := parallel(c.W, c.W, func(w int) error {
+		l := lockers[w%c.Clients]
 		h, err := lockWithin(l.owner(context.Background()), l, e.name("warm", k.ID), stuckAfter)
 		if err != nil {
-			return res, fmt.Errorf("warm-up lock: %w", err)
+			return fmt.Errorf("warm-up lock: %w", err)
 		}
 		if err := h.unlock(); err != nil {
-			return res, fmt.Errorf("warm-up unlock: %w", err)
+			return fmt.Errorf("warm-up unlock: %w", err)
 		}
+		return nil
+	}); err != nil {
+		return res, err
 	}
 
-	tr := newTracker(c.W, c.Names == 1, probes)
+	// The workers run the cell's workload from the start, through a
+	// warm-up and on into the window without a pause: the window opens on
+	// a lock already contended, with its waiters queued and its clients
+	// subscribed (relock keeps a lock's channel subscribed a while after
+	// use; a cold client's first wait subscribes first), the steady state
+	// every kind is measured in.
+	tr := newTracker(c.W, c.Names == 1, probes, e.cfg.WarmUpAcqs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	begin := make(chan struct{})
-	errs := make([]int, c.W)
 	var wg sync.WaitGroup
 	for w := range c.W {
 		wg.Go(func() {
-			l, p := lockers[w], probes[w]
-			wctx := l.owner(ctx)
+			l, p := lockers[w%c.Clients], probes[w]
+			// An owner of its own (relock): goroutines of one client
+			// exclude each other, as workers of separate clients do.
+			wctx := withProbe(l.owner(ctx), p)
 			rng := rand.New(rand.NewPCG(uint64(w), uint64(c.W)))
 			<-begin
 			for ctx.Err() == nil {
@@ -220,7 +325,7 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 				if err != nil {
 					tr.abandon(w)
 					if ctx.Err() == nil {
-						errs[w]++
+						tr.fail(at)
 					}
 					continue
 				}
@@ -230,27 +335,36 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 				}
 				tr.release(w, now())
 				if err := h.unlock(); err != nil {
-					errs[w]++
+					tr.fail(now())
 				}
 			}
 		})
 	}
 
-	before, cpu0 := e.snapshot(), cpuTime()
+	warmStart := now()
+	close(begin)
+	// Until every worker has acquired WarmUpAcqs times, or WarmUpMax.
+	select {
+	case <-tr.warmed:
+	case <-time.After(e.cfg.WarmUpMax):
+	}
+	before := e.snapshot()
+	cpu0 := cpuTime()
 	var calls0 int64
-	for _, p := range probes {
+	for _, p := range clientProbes {
 		calls0 += p.calls.Load()
 	}
-	tr.start = now()
-	close(begin)
+	start := now()
+	tr.open(start)
 	time.Sleep(e.cfg.CellDuration)
 	end := now()
 	pendingMax := tr.close(end)
-	after, cpu1 := e.snapshot(), cpuTime()
+	cpu1 := cpuTime()
 	var calls1 int64
-	for _, p := range probes {
+	for _, p := range clientProbes {
 		calls1 += p.calls.Load()
 	}
+	after := e.snapshot()
 	cancel()
 	if !waitTimeout(&wg, 30*time.Second) {
 		return res, fmt.Errorf("workers did not stop within 30s of the end")
@@ -258,7 +372,10 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	secs := float64(end-tr.start) / 1e9
+	res.WarmUpSeconds = round2(float64(start-warmStart) / 1e9)
+	res.WarmUpMin = slices.Min(tr.warm)
+	res.WarmUpErrors = tr.warmErrs
+	secs := float64(end-start) / 1e9
 	res.Seconds = round2(secs)
 	res.Acquisitions = tr.grants
 	res.PerSec = round1(float64(tr.grants) / secs)
@@ -270,22 +387,26 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 		}
 	}
 	res.Wait = summarize(tr.waits)
-	res.MaxWaitUs = max(res.Wait.Max, float64(pendingMax)/1e3)
+	res.MaxWaitUs = max(res.Wait.Max, float64(max(pendingMax, tr.straddled))/1e3)
 	res.Handoff = summarize(tr.handoffs)
+	if e.pingUs > 0 && res.Handoff.N > 0 {
+		res.HandoffP50Pings = round2(res.Handoff.P50 / e.pingUs)
+		res.HandoffP99Pings = round2(res.Handoff.P99 / e.pingUs)
+	}
 	res.HeldUs = summarize(tr.held).Mean
 	res.Violations = tr.violations
+	res.Errors = tr.errors
 	if tr.single && tr.unprobed*20 > tr.grants {
 		return res, fmt.Errorf("the probe saw no lock call for %d of %d grants: FIFO figures would be wrong", tr.unprobed, tr.grants)
 	}
-	for _, n := range errs {
-		res.Errors += n
-	}
 	d := before.to(after)
 	res.Commands = d.calls
+	if tr.checked > 0 {
+		res.Inversions = tr.inversions
+		res.InvPct = round1(100 * float64(tr.inversions) / float64(tr.checked))
+	}
 	if n := float64(tr.grants); n > 0 {
 		res.SelfPct = round1(100 * float64(tr.self) / n)
-		res.Inversions = tr.inversions
-		res.InvPct = round1(100 * float64(tr.inversions) / n)
 		res.CmdsPerAcq = round2(float64(d.sent(k.inner)) / n)
 		res.AllCmdsPerAcq = round2(float64(d.all()) / n)
 		res.RedisCPUPerAcq = round1(d.cpuUs / n)

@@ -17,10 +17,13 @@ type env struct {
 	addr  string
 	admin *redis.Client
 	cfg   config
-	seq   atomic.Int64
-	step  int
-	steps int
-	began time.Time
+	// pingUs is the p50 PING round trip measured at the start, the unit
+	// of the contended cells' handoffs.
+	pingUs float64
+	seq    atomic.Int64
+	step   int
+	steps  int
+	began  time.Time
 }
 
 // stuckAfter bounds a Lock call on a lock nobody else holds.
@@ -28,57 +31,75 @@ const stuckAfter = 5 * time.Second
 
 // config holds the sizes of a run: the full one or the -quick smoke.
 type config struct {
-	Quick          bool          `json:"quick"`
-	CellDuration   time.Duration `json:"-"`
-	CellSeconds    float64       `json:"cell_seconds"`
-	Workers        []int         `json:"workers"`
-	CriticalUs     []int         `json:"critical_section_us"`
-	UncontendedOps int           `json:"uncontended_ops"`
-	ManyNames      int           `json:"many_names"`
-	ManyWorkers    int           `json:"many_workers"`
-	WatchdogLocks  int           `json:"watchdog_locks"`
-	WatchdogLease  time.Duration `json:"-"`
-	WatchdogRounds int           `json:"watchdog_rounds"`
-	Waiters        int           `json:"waiters"`
-	WaiterLocks    int           `json:"waiter_locks"`
-	WaitSettle     time.Duration `json:"-"`
-	WaitMeasure    time.Duration `json:"-"`
+	Quick        bool          `json:"quick"`
+	CellDuration time.Duration `json:"-"`
+	CellSeconds  float64       `json:"cell_seconds"`
+	Workers      []int         `json:"workers"`
+	CriticalUs   []int         `json:"critical_section_us"`
+	// Before each contended cell's window its workers run its workload
+	// until each has acquired WarmUpAcqs times, or for WarmUpMax.
+	WarmUpAcqs  int           `json:"warm_up_acquisitions_per_worker"`
+	WarmUpMax   time.Duration `json:"-"`
+	WarmUpMaxMs int           `json:"warm_up_max_ms"`
+	// SharedClients clients of SharedGoroutines goroutines each, on one
+	// lock, with each critical section: a few processes of many
+	// goroutines, where the other cells give every worker its own client.
+	SharedClients    int           `json:"shared_clients"`
+	SharedGoroutines int           `json:"shared_goroutines_per_client"`
+	UncontendedOps   int           `json:"uncontended_ops"`
+	ManyNames        int           `json:"many_names"`
+	ManyWorkers      int           `json:"many_workers"`
+	WatchdogLocks    int           `json:"watchdog_locks"`
+	WatchdogLease    time.Duration `json:"-"`
+	WatchdogRounds   int           `json:"watchdog_rounds"`
+	Waiters          int           `json:"waiters"`
+	WaiterLocks      int           `json:"waiter_locks"`
+	WaitSettle       time.Duration `json:"-"`
+	WaitMeasure      time.Duration `json:"-"`
 }
 
 func fullConfig() config {
 	return config{
-		CellDuration:   2500 * time.Millisecond,
-		Workers:        []int{4, 16, 64},
-		CriticalUs:     []int{0, 200},
-		UncontendedOps: 3000,
-		ManyNames:      1000,
-		ManyWorkers:    64,
-		WatchdogLocks:  10000,
-		WatchdogLease:  3 * time.Second,
-		WatchdogRounds: 3,
-		Waiters:        10000,
-		WaiterLocks:    100,
-		WaitSettle:     1500 * time.Millisecond,
-		WaitMeasure:    2 * time.Second,
+		CellDuration:     2500 * time.Millisecond,
+		Workers:          []int{4, 16, 64},
+		CriticalUs:       []int{0, 200},
+		WarmUpAcqs:       20,
+		WarmUpMax:        300 * time.Millisecond,
+		SharedClients:    4,
+		SharedGoroutines: 8,
+		UncontendedOps:   3000,
+		ManyNames:        1000,
+		ManyWorkers:      64,
+		WatchdogLocks:    10000,
+		WatchdogLease:    3 * time.Second,
+		WatchdogRounds:   3,
+		Waiters:          10000,
+		WaiterLocks:      100,
+		WaitSettle:       1500 * time.Millisecond,
+		WaitMeasure:      2 * time.Second,
 	}
 }
 
 func quickConfig() config {
 	return config{
-		Quick:          true,
-		CellDuration:   150 * time.Millisecond,
-		Workers:        []int{4},
-		CriticalUs:     []int{200},
-		UncontendedOps: 100,
-		ManyNames:      50,
-		ManyWorkers:    8,
-		WatchdogLocks:  200,
-		WatchdogLease:  300 * time.Millisecond,
-		WatchdogRounds: 1,
-		Waiters:        200,
-		WaiterLocks:    10,
-		WaitSettle:     200 * time.Millisecond,
-		WaitMeasure:    200 * time.Millisecond,
+		Quick:            true,
+		CellDuration:     150 * time.Millisecond,
+		Workers:          []int{4},
+		CriticalUs:       []int{0},
+		WarmUpAcqs:       20,
+		WarmUpMax:        100 * time.Millisecond,
+		SharedClients:    4,
+		SharedGoroutines: 8,
+		UncontendedOps:   100,
+		ManyNames:        50,
+		ManyWorkers:      8,
+		WatchdogLocks:    200,
+		WatchdogLease:    300 * time.Millisecond,
+		WatchdogRounds:   1,
+		Waiters:          200,
+		WaiterLocks:      10,
+		WaitSettle:       200 * time.Millisecond,
+		WaitMeasure:      200 * time.Millisecond,
 	}
 }
 

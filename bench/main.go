@@ -56,6 +56,7 @@ func run() int {
 		cfg = quickConfig()
 	}
 	cfg.CellSeconds = cfg.CellDuration.Seconds()
+	cfg.WarmUpMaxMs = int(cfg.WarmUpMax / time.Millisecond)
 
 	var srv *server
 	if *addr == "" {
@@ -91,7 +92,7 @@ func run() int {
 		}
 	}
 	if has('b') {
-		per += len(cfg.Workers) * len(cfg.CriticalUs)
+		per += len(contendedCells(cfg))
 	}
 	e.steps = per * len(ks)
 
@@ -108,7 +109,13 @@ func run() int {
 	for _, k := range ks {
 		r.Kinds = append(r.Kinds, kindInfo{ID: k.ID, Lib: k.Lib, Config: k.Config})
 	}
-	fmt.Fprintf(os.Stderr, "bench: Redis %s at %s, %d CPUs, %d kinds, %d steps\n", r.Meta.Redis, *addr, r.Meta.CPUs, len(ks), e.steps)
+	ping, err := e.pingRoundTrip(ctx, pingRoundTrips)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: PING:", err)
+		return 1
+	}
+	r.Meta.Ping, e.pingUs = ping, ping.P50
+	fmt.Fprintf(os.Stderr, "bench: Redis %s at %s, %d CPUs, %d kinds, %d steps, PING round trip p50 %.1fus\n", r.Meta.Redis, *addr, r.Meta.CPUs, len(ks), e.steps, ping.P50)
 
 	if has('a') {
 		for _, k := range ks {
@@ -119,26 +126,23 @@ func run() int {
 		}
 	}
 	if has('b') {
-		for _, cs := range cfg.CriticalUs {
-			for _, w := range cfg.Workers {
-				c := cell{Scenario: "contended", W: w, CS: time.Duration(cs) * time.Microsecond, Names: 1}
-				for _, k := range ks {
-					res, err := e.runCell(k, c)
-					res.Err = errText(err)
-					r.Contended = append(r.Contended, res)
-					e.progress("contended    %-20s W=%-2d cs=%3dus %7.0f acq/s  max wait %8.1fms  cmds/acq %5.1f  inversions %5.1f%%%s",
-						k.ID, w, cs, res.PerSec, res.MaxWaitUs/1e3, res.CmdsPerAcq, res.InvPct, errSuffix(err))
-				}
+		for _, c := range contendedCells(cfg) {
+			for _, k := range ks {
+				res, err := e.runCell(k, c)
+				res.Err = errText(err)
+				r.Contended = append(r.Contended, res)
+				e.progress("contended    %-20s %-5s cs=%3dus %7.0f acq/s  max wait %8.1fms  handoff p50 %5.1f PINGs  cmds/acq %5.1f  Redis CPU/acq %5.1fus  inversions %d (%.1f%%)  warm-up %.2fs%s%s",
+					k.ID, shapeLabel(c.W, c.Clients), res.CriticalUs, res.PerSec, res.MaxWaitUs/1e3, res.HandoffP50Pings, res.CmdsPerAcq, res.RedisCPUPerAcq, res.Inversions, res.InvPct, res.WarmUpSeconds, res.faults(), errSuffix(err))
 			}
 		}
 	}
 	if has('c') {
-		c := cell{Scenario: "many", W: cfg.ManyWorkers, Names: cfg.ManyNames}
+		c := cell{Scenario: "many", W: cfg.ManyWorkers, Clients: cfg.ManyWorkers, Names: cfg.ManyNames}
 		for _, k := range ks {
 			res, err := e.runCell(k, c)
 			res.Err = errText(err)
 			r.Many = append(r.Many, res)
-			e.progress("many locks   %-20s %d names W=%d %7.0f acq/s  max wait %8.1fms%s", k.ID, c.Names, c.W, res.PerSec, res.MaxWaitUs/1e3, errSuffix(err))
+			e.progress("many locks   %-20s %d names W=%d %7.0f acq/s  max wait %8.1fms  warm-up %.2fs%s%s", k.ID, c.Names, c.W, res.PerSec, res.MaxWaitUs/1e3, res.WarmUpSeconds, res.faults(), errSuffix(err))
 		}
 	}
 	if has('d') {
@@ -178,6 +182,27 @@ func run() int {
 	return 0
 }
 
+// pingRoundTrips is how many PINGs time the round trip at the start.
+const pingRoundTrips = 300
+
+// contendedCells lists scenario b's cells: for each critical section,
+// every W with a client per worker, then the shared clients.
+func contendedCells(cfg config) []cell {
+	var cells []cell
+	for _, cs := range cfg.CriticalUs {
+		c := cell{Scenario: "contended", CS: time.Duration(cs) * time.Microsecond, Names: 1}
+		for _, w := range cfg.Workers {
+			c.W, c.Clients = w, w
+			cells = append(cells, c)
+		}
+		if cfg.SharedClients > 0 {
+			c.W, c.Clients = cfg.SharedClients*cfg.SharedGoroutines, cfg.SharedClients
+			cells = append(cells, c)
+		}
+	}
+	return cells
+}
+
 func containsAny(s string, subs []string) bool {
 	for _, sub := range subs {
 		if sub = strings.TrimSpace(sub); sub != "" && strings.Contains(s, sub) {
@@ -192,6 +217,21 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// faults lists a cell's lock errors and mutual-exclusion violations,
+// which no table shows, when it had any.
+func (c *cellResult) faults() string {
+	var s string
+	for _, f := range []struct {
+		n    int
+		what string
+	}{{c.Errors, "errors"}, {c.Violations, "MUTUAL EXCLUSION VIOLATIONS"}, {c.WarmUpErrors, "warm-up errors"}} {
+		if f.n > 0 {
+			s += fmt.Sprintf("  %s: %d", f.what, f.n)
+		}
+	}
+	return s
 }
 
 func errSuffix(err error) string {

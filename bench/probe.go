@@ -18,7 +18,9 @@ func now() int64 { return int64(time.Since(epoch)) + 1 }
 // A probe watches one worker's Redis client. It records when the current
 // request got its first reply (the FIFO check: a request whose first
 // attempt was answered before another request began was certainly ahead
-// of it) and counts the calls and pipelines the client sent.
+// of it) and counts the calls and pipelines the client sent. When
+// goroutines share a client, each has a probe of its own in its context
+// for the first reply, and the client's probe counts the calls.
 type probe struct {
 	first atomic.Int64 // now() at the first reply since reset; 0 none yet
 	calls atomic.Int64
@@ -29,8 +31,27 @@ type probe struct {
 // reset starts a new request: the next reply is its first.
 func (p *probe) reset() { p.first.Store(0) }
 
-func (p *probe) replied(n int) {
+func (p *probe) replied(ctx context.Context, n int) {
 	p.calls.Add(int64(n))
+	p.answered(ctx)
+}
+
+type probeKey struct{}
+
+// withProbe returns ctx carrying p, the probe of the worker whose calls
+// run under ctx: the libraries pass the caller's context (or one derived
+// from it) down to their Redis calls, so the hook of a shared client can
+// tell whose request a reply answers.
+func withProbe(ctx context.Context, p *probe) context.Context {
+	return context.WithValue(ctx, probeKey{}, p)
+}
+
+// answered records a reply to a lock attempt made under ctx: on the
+// worker's probe ctx carries, else on the client's.
+func (p *probe) answered(ctx context.Context) {
+	if w, ok := ctx.Value(probeKey{}).(*probe); ok {
+		p = w
+	}
 	p.first.CompareAndSwap(0, now())
 }
 
@@ -47,7 +68,7 @@ func (h goredisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		// (a watchdog renewal, a state query) is not a request's reply.
 		switch cmd.Name() {
 		case "evalsha", "eval", "set":
-			h.p.first.CompareAndSwap(0, now())
+			h.p.answered(ctx)
 		}
 		return err
 	}
@@ -77,13 +98,13 @@ type hookedRueidis struct {
 
 func (c hookedRueidis) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	r := c.Client.Do(ctx, cmd)
-	c.p.replied(1)
+	c.p.replied(ctx, 1)
 	return r
 }
 
 func (c hookedRueidis) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
 	r := c.Client.DoMulti(ctx, multi...)
 	c.p.pipes.Add(1)
-	c.p.replied(len(multi))
+	c.p.replied(ctx, len(multi))
 	return r
 }

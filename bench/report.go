@@ -29,6 +29,9 @@ type meta struct {
 	Redis     string  `json:"redis_version"`
 	OwnServer bool    `json:"own_server_on_loopback"`
 	Config    config  `json:"config"`
+	// Ping is the PING round trip, timed one at a time before the
+	// scenarios: the unit of the contended handoffs.
+	Ping dist `json:"ping_round_trip"`
 }
 
 type kindInfo struct {
@@ -37,7 +40,7 @@ type kindInfo struct {
 	Config string `json:"configuration"`
 }
 
-// A target is one of the goals of issue 6, checked against this run.
+// A target is one of the goals the run is checked against (targets.go).
 type target struct {
 	Goal     string `json:"goal"`
 	Measured string `json:"measured"`
@@ -157,7 +160,8 @@ func contendedHeader(t table, withW bool) {
 		cols = append(cols, "W")
 	}
 	t.header(1, append(cols, "acq/s", "held", "per worker min–max", "wait p50", "wait p99", "max wait",
-		"handoff p50", "handoff p99", "releaser again", "FIFO inversions", "cmds/acq", "incl. in Lua", "Redis CPU/acq")...)
+		"handoff p50", "handoff p99", "handoff p50 / PING", "handoff p99 / PING",
+		"releaser again", "FIFO inversions", "cmds/acq", "incl. in Lua", "Redis CPU/acq")...)
 }
 
 func contendedRow(t table, c cellResult, withW bool) {
@@ -171,19 +175,44 @@ func contendedRow(t table, c cellResult, withW bool) {
 	}
 	t.row(append(cols, num(c.PerSec), us(c.HeldUs), fmt.Sprintf("%d–%d", c.WorkerMin, c.WorkerMax),
 		us(c.Wait.P50), us(c.Wait.P99), us(c.MaxWaitUs),
-		us(c.Handoff.P50), us(c.Handoff.P99), fmt.Sprintf("%.0f%%", c.SelfPct),
+		us(c.Handoff.P50), us(c.Handoff.P99), pings(c.HandoffP50Pings), pings(c.HandoffP99Pings), fmt.Sprintf("%.0f%%", c.SelfPct),
 		fmt.Sprintf("%d (%.1f%%)", c.Inversions, c.InvPct),
-		num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), us(c.RedisCPUPerAcq))...)
+		num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), cpuUs(c.RedisCPUPerAcq))...)
 }
 
-func (r *report) cell(kindID string, w, cs int) *cellResult {
+// pings renders a multiple of the PING round trip; "-" when the run had
+// none to divide by (results.json written before it was measured).
+func pings(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f×", v)
+}
+
+// clients is the number of clients the cell's workers shared.
+func (c *cellResult) clients() int {
+	if c.Clients == 0 {
+		return c.Workers
+	}
+	return c.Clients
+}
+
+// cell finds kindID's contended cell of w workers on clients clients.
+func (r *report) cell(kindID string, w, clients, cs int) *cellResult {
 	for i := range r.Contended {
 		c := &r.Contended[i]
-		if c.Kind == kindID && c.Workers == w && c.CriticalUs == cs {
+		if c.Kind == kindID && c.Workers == w && c.clients() == clients && c.CriticalUs == cs {
 			return c
 		}
 	}
 	return nil
+}
+
+// shared returns the workers and clients of the cells whose goroutines
+// share clients; ok is false if the run had none.
+func (r *report) shared() (w, clients int, ok bool) {
+	cfg := r.Meta.Config
+	return cfg.SharedClients * cfg.SharedGoroutines, cfg.SharedClients, cfg.SharedClients > 0
 }
 
 // headline is the table the README quotes: 16 workers (or the largest
@@ -210,8 +239,19 @@ func (r *report) markdown() string {
 	}
 	fmt.Fprintf(&b, "`%s`, started %s, took %.0f s. %s, %s, %d CPUs; Redis %s, %s. ",
 		m.Command, m.Started, m.Seconds, m.Go, m.OS, m.CPUs, m.Redis, server)
-	fmt.Fprintf(&b, "Each contended cell runs %.1f s; every worker has its own client (its own connections, as a separate process would). "+
-		"Figures on a shared 2-core machine are noisy: compare rows of one run, not runs.\n\n", m.Config.CellSeconds)
+	fmt.Fprintf(&b, "Each contended cell runs %.1f s", m.Config.CellSeconds)
+	if m.Config.WarmUpAcqs > 0 {
+		fmt.Fprintf(&b, " after a warm-up of its own workload (until every worker has acquired %d times, at most %d ms), so that its window opens on a lock already contended and nothing before it is counted", m.Config.WarmUpAcqs, m.Config.WarmUpMaxMs)
+	}
+	b.WriteString("; every worker has its own client (its own connections, as a separate process would)")
+	if w, clients, ok := r.shared(); ok {
+		fmt.Fprintf(&b, ", except in the cells labelled %s", shapeLabel(w, clients))
+	}
+	b.WriteString(". Figures on a shared 2-core machine are noisy: compare rows of one run, not runs.")
+	if m.Ping.N > 0 {
+		fmt.Fprintf(&b, " PING round trip at the start, one at a time: p50 %s, p99 %s over %d PINGs.", us(m.Ping.P50), us(m.Ping.P99), m.Ping.N)
+	}
+	b.WriteString("\n\n")
 	if m.Config.Quick {
 		b.WriteString("**This is a -quick smoke run: sizes are tiny and the figures mean little.**\n\n")
 	}
@@ -227,14 +267,14 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "\n## Headline: %d workers on one lock, %d µs critical section\n\n", w, cs)
 		contendedHeader(t, false)
 		for _, k := range r.Kinds {
-			if c := r.cell(k.ID, w, cs); c != nil {
+			if c := r.cell(k.ID, w, w, cs); c != nil {
 				contendedRow(t, *c, false)
 			}
 		}
 	}
 
 	if len(r.Targets) > 0 {
-		b.WriteString("\n## Targets (issue 6)\n\n")
+		b.WriteString("\n## Targets\n\nGoals checked against this run, measured, not asserted: a missed one is reported here, not failed. A peer is any lock of the other libraries, in either configuration.\n\n")
 		t.header(3, "target", "measured in this run", "met")
 		for _, x := range r.Targets {
 			t.row(x.Goal, x.Measured, map[bool]string{true: "yes", false: "**no**"}[x.Met])
@@ -257,19 +297,44 @@ func (r *report) markdown() string {
 		}
 	}
 
+	// Runs recorded before the warm-up counted every call from the
+	// window's start.
+	waitDef := "**wait**: Lock call to return; **max wait** includes calls still waiting when the window closed."
+	fifoScope := "Figures: inversions as a share of grants; "
+	if m.Config.WarmUpAcqs > 0 {
+		waitDef = "**wait**: Lock call to return, for the calls begun in the window; **max wait** includes calls still waiting when the window closed and calls begun in the warm-up, each counted from the window's start."
+		fifoScope = "Only requests begun in the window are compared. Figures: inversions as a share of their grants; "
+	}
 	if len(r.Contended) > 0 {
 		b.WriteString("\n## (b) Contended: W workers on one lock\n\n")
-		b.WriteString("Each worker loops Lock, critical section (a sleep), Unlock. **held**: the critical section as measured, grant to release; a sleep of 200 µs takes longer on a loaded machine, and the throughput of every lock is bounded by 1/held. **wait**: Lock call to return; **max wait** includes calls still waiting when the window closed. " +
-			"**handoff**: the holder calling Unlock to the next holder's Lock returning. **releaser again**: grants that went to the worker that released last (barging). " +
+		b.WriteString("Each worker loops Lock, critical section (a sleep), Unlock. **held**: the critical section as measured, grant to release; a sleep of 200 µs takes longer on a loaded machine, and the throughput of every lock is bounded by 1/held. " + waitDef + " " +
+			"**handoff**: the holder calling Unlock to the next holder's Lock returning; **/ PING**: the same as a multiple of the PING round trip (p50) timed at the start of the run. **releaser again**: grants that went to the worker that released last (barging). " +
 			"**FIFO inversions**: grants made while an earlier request still waited (see below). **cmds/acq**: commands clients sent per acquisition (INFO commandstats; an EVALSHA counts once), **incl. in Lua**: with the commands scripts ran. **Redis CPU/acq**: the server's CPU time per acquisition.\n")
 		for _, cs := range m.Config.CriticalUs {
 			fmt.Fprintf(&b, "\n### Critical section %d µs\n\n", cs)
 			contendedHeader(t, true)
 			for _, w := range m.Config.Workers {
 				for _, k := range r.Kinds {
-					if c := r.cell(k.ID, w, cs); c != nil {
+					if c := r.cell(k.ID, w, w, cs); c != nil {
 						contendedRow(t, *c, true)
 					}
+				}
+			}
+		}
+	}
+
+	if w, clients, ok := r.shared(); ok && len(r.Contended) > 0 {
+		label := shapeLabel(w, clients)
+		fmt.Fprintf(&b, "\n## (b) Contended: %s on one lock\n\n", label)
+		fmt.Fprintf(&b, "A few processes of many goroutines: %d clients, each shared by %d goroutines (its connection pool, its relock.Client, its rueidislock Locker), %d workers in all. "+
+			"Each goroutine is a worker of its own, with its own relock owner, so goroutines of one client exclude each other as separate clients do. "+
+			"Columns as above, per goroutine: **per worker**, **releaser again** and **FIFO inversions** count goroutines, not clients.\n", clients, w/clients, w)
+		for _, cs := range m.Config.CriticalUs {
+			fmt.Fprintf(&b, "\n### %s, critical section %d µs\n\n", label, cs)
+			contendedHeader(t, false)
+			for _, k := range r.Kinds {
+				if c := r.cell(k.ID, w, clients, cs); c != nil {
+					contendedRow(t, *c, false)
 				}
 			}
 		}
@@ -285,7 +350,7 @@ func (r *report) markdown() string {
 				continue
 			}
 			t.row(c.Kind, num(c.PerSec), fmt.Sprintf("%d–%d", c.WorkerMin, c.WorkerMax), us(c.Wait.P50), us(c.Wait.P99), us(c.MaxWaitUs),
-				num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), us(c.RedisCPUPerAcq))
+				num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), cpuUs(c.RedisCPUPerAcq))
 		}
 	}
 
@@ -326,34 +391,50 @@ func (r *report) markdown() string {
 		b.WriteString("\n## (f) FIFO inversions\n\n")
 		b.WriteString("A request is *certainly ahead* of another when its first acquire attempt was answered (its worker's client saw the reply) before the other's Lock call began: " +
 			"the server had queued it, or for the peers seen it fail, before the other existed. A grant is an inversion when a request certainly ahead of it was still waiting. " +
-			"Requests that overlap are never counted, so a FIFO lock scores 0 whatever the timing. Figures: inversions as a share of grants; " +
+			"Requests that overlap are never counted, so a FIFO lock scores 0 whatever the timing. " + fifoScope +
 			"max wait / p50 wait in brackets.\n\n")
+		type shape struct{ w, clients, cs int }
+		var shapes []shape
 		cols := []string{"lock"}
 		for _, cs := range m.Config.CriticalUs {
 			for _, w := range m.Config.Workers {
-				cols = append(cols, fmt.Sprintf("W=%d, %d µs", w, cs))
+				shapes = append(shapes, shape{w, w, cs})
+				cols = append(cols, fmt.Sprintf("%s, %d µs", shapeLabel(w, w), cs))
+			}
+		}
+		if w, clients, ok := r.shared(); ok {
+			for _, cs := range m.Config.CriticalUs {
+				shapes = append(shapes, shape{w, clients, cs})
+				cols = append(cols, fmt.Sprintf("%s, %d µs", shapeLabel(w, clients), cs))
 			}
 		}
 		t.header(1, cols...)
 		for _, k := range r.Kinds {
 			row := []string{k.ID}
-			for _, cs := range m.Config.CriticalUs {
-				for _, w := range m.Config.Workers {
-					c := r.cell(k.ID, w, cs)
-					switch {
-					case c == nil:
-						row = append(row, "")
-					case c.Err != "":
-						row = append(row, "error")
-					default:
-						row = append(row, fmt.Sprintf("%.1f%% (%s)", c.InvPct, ratio(c.MaxWaitUs, c.Wait.P50)))
-					}
+			for _, s := range shapes {
+				c := r.cell(k.ID, s.w, s.clients, s.cs)
+				switch {
+				case c == nil:
+					row = append(row, "")
+				case c.Err != "":
+					row = append(row, "error")
+				default:
+					row = append(row, fmt.Sprintf("%.1f%% (%s)", c.InvPct, ratio(c.MaxWaitUs, c.Wait.P50)))
 				}
 			}
 			t.row(row...)
 		}
 	}
 	return b.String()
+}
+
+// shapeLabel names a cell's workers: "W=16" when each has a client of
+// its own, else "4 clients x 8 goroutines".
+func shapeLabel(w, clients int) string {
+	if clients == w {
+		return fmt.Sprintf("W=%d", w)
+	}
+	return fmt.Sprintf("%d clients x %d goroutines", clients, w/clients)
 }
 
 func ratio(a, b float64) string {

@@ -113,3 +113,22 @@ func (e *env) runUncontended(k kind) (uncontendedResult, error) {
 	res.CmdsPerOp = round2(float64(d.sent(k.inner)-d.calls["ping"]-int64(2*len(floors))) / float64(n))
 	return res, nil
 }
+
+// pingRoundTrip times n PINGs one at a time on a plain go-redis client,
+// after a warm-up, before any scenario runs: every run, whatever its
+// scenarios, has a round trip to express the contended handoffs in.
+func (e *env) pingRoundTrip(ctx context.Context, n int) (dist, error) {
+	pinger := redis.NewClient(&redis.Options{Addr: e.addr})
+	defer pinger.Close()
+	rtts := make([]int64, 0, n)
+	for i := range n + n/10 {
+		t0 := now()
+		if err := pinger.Ping(ctx).Err(); err != nil {
+			return dist{}, err
+		}
+		if i >= n/10 {
+			rtts = append(rtts, now()-t0)
+		}
+	}
+	return summarize(rtts), nil
+}
