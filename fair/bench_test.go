@@ -48,7 +48,7 @@ func BenchmarkScripts(b *testing.B) {
 		if err := scripts.FairAcquire.Run(ctx, rdb, keys, 30000, field, 300000, "1", "PUBLISH").Err(); !errors.Is(err, redis.Nil) {
 			b.Fatalf("acquire: %v", err)
 		}
-		if err := scripts.FairUnlock.Run(ctx, rdb, keys, 30000, field, "PUBLISH").Err(); err != nil {
+		if err := scripts.FairUnlock.Run(ctx, rdb, keys, 30000, field, "PUBLISH", "1").Err(); err != nil {
 			b.Fatalf("unlock: %v", err)
 		}
 	}

@@ -28,8 +28,12 @@
 // script would count a second hold): the release publishes "0" on its
 // own channel, "redisson_lock__channel:{<name>}:<its field>", and it
 // takes the lock itself, as between Redisson clients. A relock waiter
-// queued behind a Redisson holder or waiter also listens on its own
-// channel, where that client's release will wake it.
+// that joins the queue right behind a Redisson holder or waiter also
+// listens on its own channel, where that client's release will wake it.
+// (If the waiter between them leaves the queue, a Redisson client's
+// release may then go unheard, and the waiter takes the lock when its
+// own timer fires: at the lock's TTL as it last saw it, or at
+// WaitTimeout/2.)
 //
 // relock tells its owner fields from Redisson's by the client id: relock
 // client ids are version-8 UUIDs, Redisson's version 4.

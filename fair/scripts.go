@@ -49,8 +49,12 @@ func (m *Mutex) giveUp(ctx context.Context, f hashlock.Field, holding bool) erro
 	return err
 }
 
-func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field) (any, error) {
-	return core.Eval(ctx, rdb, scripts.FairUnlock, m.keys, m.l.LeaseArg(), f.Arg, m.l.C.PublishArg)
+func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
+	var one any = "0"
+	if last {
+		one = "1"
+	}
+	return core.Eval(ctx, rdb, scripts.FairUnlock, m.keys, m.l.LeaseArg(), f.Arg, m.l.C.PublishArg, one)
 }
 
 func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {

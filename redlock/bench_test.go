@@ -53,7 +53,7 @@ func BenchmarkSequentialBaseline(b *testing.B) {
 			}
 		}
 		for _, rdb := range rdbs {
-			if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH").Err(); err != nil {
+			if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH", "1").Err(); err != nil {
 				b.Fatalf("unlock: %v", err)
 			}
 		}
@@ -128,7 +128,7 @@ func BenchmarkSequentialLatency2ms(b *testing.B) {
 			}
 		}
 		for _, rdb := range rdbs {
-			if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH").Err(); err != nil {
+			if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH", "1").Err(); err != nil {
 				b.Fatalf("unlock: %v", err)
 			}
 		}

@@ -280,5 +280,5 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
 func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner int64) (any, error) {
 	opctx, cancel := node.OpContext(ctx)
 	defer cancel()
-	return core.Eval(opctx, node.Redis, scripts.Unlock, rl.keys, rl.leaseOf(node), node.Field(owner), node.Publish)
+	return core.Eval(opctx, node.Redis, scripts.Unlock, rl.keys, rl.leaseOf(node), node.Field(owner), node.Publish, "0")
 }

@@ -48,7 +48,7 @@ func BenchmarkScripts(b *testing.B) {
 		if err := scripts.Acquire.Run(ctx, rdb, []string{keys[0], keys[2]}, 30000, field, "0").Err(); !errors.Is(err, redis.Nil) {
 			b.Fatalf("acquire: %v", err)
 		}
-		if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, field, "PUBLISH").Err(); err != nil {
+		if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, field, "PUBLISH", "1").Err(); err != nil {
 			b.Fatalf("unlock: %v", err)
 		}
 	}

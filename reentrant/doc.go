@@ -11,18 +11,23 @@
 // relock's own waiters register in a sorted set,
 // "relock_lock_waiters:{<name>}" (member: owner field; score: when it
 // first found the lock taken), and listen on their client's channel,
-// "redisson_lock__channel:{<name>}:<client id>". A release wakes the
-// longest-registered one alone, with "<owner>:0" there: one attempt per
-// release rather than one per client. A waiter leaves the registry when
-// it acquires or gives up; one whose client no longer listens (the
-// process died) is dropped by the release, which wakes the next. When the
-// woken waiter finds the lock taken again (a barging client won), it
-// stays first in the registry and the next release wakes it again. A
-// waiter that finds a Redisson client holding the lock also listens on
-// the lock's channel, where that client's release publishes "0" (which
-// wakes one waiter per relock client, as among Redisson clients). The
-// registry expires a few seconds after the lock's lease could, so
-// nothing is left behind.
+// "redisson_lock__channel:{<name>}:<client id>". A release tells the
+// longest-registered one alone, rather than one waiter per client. When
+// nobody listens on the lock's channel (no Redisson waiter, which must get
+// its chance, is there), the release grants the lock to that waiter in
+// the same script, as the fair lock's release does, and its wake-up means
+// "you hold it": no further script, and no releaser barging back in.
+// Otherwise it wakes that waiter to try ("<owner>:0"), alongside the
+// "0" for Redisson's waiters. A waiter that wants a fencing token is
+// only ever woken (a grant would draw no token). A waiter leaves the
+// registry when it acquires or gives up; one whose client no longer
+// listens (the process died) is dropped by the release, which tells the
+// next. A waiter that finds a Redisson client holding the lock also
+// listens on the lock's channel, where that client's release publishes
+// "0" (which wakes one waiter per relock client, as among Redisson
+// clients). The registry expires a few seconds after the lock's lease
+// could, so nothing is left behind. A granted waiter's lease bound rests,
+// as in package fair, on its last attempt that found the lock taken.
 //
 // Reentrancy follows the context: Lock returns a context carrying the
 // owner, and a Lock with that context (in the same goroutine or any
@@ -39,8 +44,8 @@
 // storage system that rejects writes carrying a token lower than one it
 // has seen is safe from a holder that lost its lease without noticing.
 //
-// Waiters are not served in arrival order: a release wakes relock's
-// longest-waiting waiter, but whoever acquires first after a release
-// wins, and a releaser may take the lock straight back. (The fair lock
-// serves the queue in order.)
+// Waiters are not promised arrival order. Among relock clients alone the
+// lock goes to the longest-registered waiter; with Redisson clients
+// waiting too, whoever acquires first after a release wins. (The fair
+// lock serves its queue in order whoever waits.)
 package reentrant

@@ -75,6 +75,7 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 		ForceUnlock: m.forceUnlock,
 		Channel:     m.waitChannel,
 		Foreign:     func(string) string { return m.channel },
+		Grants:      true,
 	}
 	return m
 }

@@ -15,22 +15,22 @@ import (
 
 // acquire runs the acquire script once. Its replies: nil (acquired) or
 // {PTTL, foreign}; with fencing, {1, token} or {0, PTTL, foreign}. A
-// listening waiter registers (hashlock.Join and hashlock.Queued); a Try
-// leaves nothing behind.
+// listening waiter registers (hashlock.Join); a registered one takes a
+// grant it finds (hashlock.Queued), but for a fenced one, which is never
+// granted the lock; a Try leaves nothing behind.
 func (m *Mutex) acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
 	c := m.l.C
-	var register any = "1"
-	if mode == hashlock.Try {
-		register = "0"
-	}
 	if !m.fencing {
-		reply, err := c.EvalAcquire(ctx, core.NilReply, scripts.Acquire, m.acquireKeys, m.l.LeaseArg(), f.Arg, register)
+		reply, err := c.EvalAcquire(ctx, core.NilReply, scripts.Acquire, m.acquireKeys, m.l.LeaseArg(), f.Arg, mode.Arg())
 		if err != nil || reply == nil {
 			return hashlock.Result{Acquired: err == nil}, err
 		}
 		return taken(reply, 0)
 	}
-	reply, err := c.EvalAcquire(ctx, fencedAcquired, scripts.FencedAcquire, m.acquireKeys, m.l.LeaseArg(), f.Arg, register)
+	if mode == hashlock.Queued {
+		mode = hashlock.Join
+	}
+	reply, err := c.EvalAcquire(ctx, fencedAcquired, scripts.FencedAcquire, m.acquireKeys, m.l.LeaseArg(), f.Arg, mode.Arg())
 	if err != nil {
 		return hashlock.Result{}, err
 	}
@@ -61,21 +61,33 @@ func (m *Mutex) waitChannel(field string) (string, string) {
 	return m.clientChannel, field[strings.LastIndexByte(field, ':')+1:]
 }
 
-func (m *Mutex) giveUp(ctx context.Context, f hashlock.Field, _ bool) error {
-	_, err := core.Eval(ctx, m.l.C.Redis, scripts.GiveUp, m.keys, f.Arg, m.l.C.PublishArg)
+func (m *Mutex) giveUp(ctx context.Context, f hashlock.Field, holding bool) error {
+	var fenced any = "0"
+	if m.fencing {
+		fenced = "1"
+	}
+	_, err := core.Eval(ctx, m.l.C.Redis, scripts.GiveUp, m.keys, f.Arg, m.l.C.PublishArg, m.l.LeaseArg(), flag(holding), fenced)
 	return err
 }
 
-func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field) (any, error) {
-	return core.Eval(ctx, rdb, scripts.Unlock, m.keys, m.l.LeaseArg(), f.Arg, m.l.C.PublishArg)
+func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
+	return core.Eval(ctx, rdb, scripts.Unlock, m.keys, m.l.LeaseArg(), f.Arg, m.l.C.PublishArg, flag(last))
 }
 
 func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, m.l.C.Redis, scripts.ForceUnlock, m.keys, m.l.C.PublishArg)
+	return core.Eval(ctx, m.l.C.Redis, scripts.ForceUnlock, m.keys, m.l.C.PublishArg, m.l.LeaseArg())
 }
 
 // fencedAcquired reports whether a fenced acquire's reply is {1, token}.
 func fencedAcquired(reply any) bool {
 	pair, ok := reply.([]any)
 	return ok && len(pair) == 2 && pair[0] == int64(1)
+}
+
+// flag is a script's yes-or-no argument, boxed without allocating.
+func flag(b bool) any {
+	if b {
+		return "1"
+	}
+	return "0"
 }

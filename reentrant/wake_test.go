@@ -55,15 +55,36 @@ func eventually(t *testing.T, limit time.Duration, what string, cond func() bool
 	}
 }
 
-// TestReleaseWakesOneWaiter: with relock waiters on five clients, each
-// release wakes one of them, the one registered longest, and no other
-// client runs a script; the registry empties as they acquire.
+// TestReleaseHandsOver: with relock waiters on five clients and nobody
+// else listening, each release grants the lock to the waiter registered
+// longest, which runs no script, and no other client runs one; the
+// registry empties as they acquire.
+func TestReleaseHandsOver(t *testing.T) {
+	testRelease(t, false)
+}
+
+// TestReleaseWakesOneWaiter: with a Redisson waiter listening on the
+// lock's channel as well, a release is not granted (Redisson's waiter
+// must get its chance): it publishes "0" there and wakes the relock waiter
+// registered longest alone, which runs one attempt and takes the lock.
 func TestReleaseWakesOneWaiter(t *testing.T) {
+	testRelease(t, true)
+}
+
+func testRelease(t *testing.T, redisson bool) {
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
 	holder := reentrant.New(newClient(t, nil), name, nil)
 	hctx := lockT(t, holder, bg)
+	var sub *redis.PubSub
+	if redisson {
+		sub = raw.Subscribe(bg, channelOf(name))
+		defer sub.Close()
+		if _, err := sub.Receive(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	const waiters = 5
 	counts := make([]*scriptCounter, waiters)
@@ -81,8 +102,8 @@ func TestReleaseWakesOneWaiter(t *testing.T) {
 			acquired[i] <- ctx
 		}()
 		eventually(t, 2*time.Second, "waiter registered", func() bool { return raw.ZCard(bg, registryOf(name)).Val() == int64(i+1) })
-		// Registration scores are server milliseconds: keep them apart.
-		time.Sleep(2 * time.Millisecond)
+		// Registration scores are server microseconds: keep them apart.
+		time.Sleep(time.Millisecond)
 	}
 
 	release := func() error { return holder.Unlock(hctx) }
@@ -101,9 +122,17 @@ func TestReleaseWakesOneWaiter(t *testing.T) {
 			t.Fatalf("release %d: waiter %d, registered longest, not woken", i, i)
 		}
 		time.Sleep(50 * time.Millisecond) // room for any other waiter to try
+		if redisson {
+			rctx, cancel := context.WithTimeout(bg, 2*time.Second)
+			msg, err := sub.ReceiveMessage(rctx)
+			cancel()
+			if err != nil || msg.Payload != "0" {
+				t.Fatalf("release %d: Redisson's waiter got %v, %v; want \"0\"", i, msg, err)
+			}
+		}
 		for j := i; j < waiters; j++ {
 			want := int64(0)
-			if j == i {
+			if j == i && redisson {
 				want = 1
 			}
 			if d := counts[j].n.Load() - before[j]; d != want {

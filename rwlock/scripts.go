@@ -54,7 +54,7 @@ func (s *Side) acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode) (
 	return hashlock.Result{Sleep: time.Duration(ttl) * time.Millisecond}, nil
 }
 
-func (s *Side) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field) (any, error) {
+func (s *Side) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, _ bool) (any, error) {
 	pub := s.l.C.PublishArg
 	if s.readers {
 		return core.Eval(ctx, rdb, scripts.RWReadUnlock,

@@ -4,10 +4,12 @@
 -- KEYS[2]  waiter registry, relock_lock_waiters:{<name>} (waiters_prelude.lua)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner field, "<client id>:<owner>"
--- ARGV[3]  "1" for a waiter listening on its client's channel: it
---          registers when the lock is taken, and leaves the registry when
---          it acquires; "0" registers nothing (a single try, or a waiter
---          not yet listening)
+-- ARGV[3]  "0": register nothing (a single try, or a waiter not yet
+--          listening on its client's channel); "1": a listening waiter,
+--          which registers when the lock is taken and leaves the registry
+--          when it acquires; "2": as "1" for a registered waiter that
+--          holds nothing on its client: its field in the hash is a grant
+--          (hand_on), which it takes as it is, one hold, the lease reset
 --
 -- Reply: nil when the caller now holds the lock (hold count + 1, TTL reset
 -- to the lease). Otherwise {pttl, foreign}: the hash's PTTL in
@@ -15,14 +17,16 @@
 -- can expire on its own, and 1 when the holder is not a relock client.
 local ttl = redis.call('pttl', KEYS[1])
 if ttl == -2 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-	redis.call('hincrby', KEYS[1], ARGV[2], 1)
+	if ttl == -2 or ARGV[3] ~= '2' then
+		redis.call('hincrby', KEYS[1], ARGV[2], 1)
+	end
 	redis.call('pexpire', KEYS[1], ARGV[1])
-	if ARGV[3] == '1' then
+	if ARGV[3] ~= '0' then
 		redis.call('zrem', KEYS[2], ARGV[2])
 	end
 	return nil
 end
-if ARGV[3] ~= '1' then
+if ARGV[3] == '0' then
 	return {ttl, 0}
 end
 return {ttl, registered(KEYS[1], KEYS[2], ARGV[2], ttl)}

@@ -55,13 +55,17 @@ if ARGV[4] ~= '0' then
 	-- Join the tail, due the lock's TTL and one wait per place from now.
 	-- (Redisson chains each deadline to the last waiter's and moves them
 	-- all up at every grant; relock's grants do not, so a chained
-	-- deadline would grow without bound.)
-	local places = redis.call('llen', KEYS[2]) + 1
+	-- deadline would grow without bound.) A waiter that was queued
+	-- already keeps its place instead (ZADD NX adds nothing): a waiter
+	-- at place p (1 = head) is due at least p waits from now, and a grant
+	-- does not move deadlines, so it keeps a full wait; GT keeps a later
+	-- deadline (Redisson's, or one set at joining).
+	local places = redis.call('rpush', KEYS[2], ARGV[2])
 	if redis.call('zadd', KEYS[3], 'NX', now + math.max(ttl, 0) + places * wait, ARGV[2]) == 1 then
-		-- Whoever comes right before the caller wakes it: the last
-		-- waiter, or the holder when nobody waits.
+		-- Whoever comes right before the caller wakes it: the waiter
+		-- ahead, or the holder when nobody else waits.
 		if places > 1 then
-			if not is_relock(redis.call('lindex', KEYS[2], -1)) then
+			if not is_relock(redis.call('lindex', KEYS[2], -2)) then
 				foreign = 1
 			end
 		elseif ttl ~= -2 then
@@ -71,15 +75,15 @@ if ARGV[4] ~= '0' then
 				end
 			end
 		end
-		redis.call('rpush', KEYS[2], ARGV[2])
 	else
-		-- Already queued: keep the place alive. A waiter at place p
-		-- (1 = head) is due at least p waits from now, and a grant does
-		-- not move deadlines, so it keeps a full wait. GT keeps a later
-		-- deadline (Redisson's, or one set at joining).
+		redis.call('lrem', KEYS[2], -1, ARGV[2])
 		local pos = redis.call('lpos', KEYS[2], ARGV[2])
 		if pos then
 			redis.call('zadd', KEYS[3], 'XX', 'GT', now + (pos + 1) * wait, ARGV[2])
+		else
+			-- In the sorted set but not in the queue: queue it again.
+			redis.call('rpush', KEYS[2], ARGV[2])
+			redis.call('zadd', KEYS[3], now + math.max(ttl, 0) + places * wait, ARGV[2])
 		end
 	end
 end

@@ -4,39 +4,70 @@
 -- Redisson's waiters on a reentrant lock listen on the lock's channel,
 -- where a release's "0" wakes one waiter in every client. relock's
 -- waiters also register in a ZSET, relock_lock_waiters:{<name>}: member
--- = owner field, score = when the waiter first found the lock taken
--- (server ms). A release wakes the longest-registered one alone, on its
--- client's channel "<lock channel>:<client id>" with the message
--- "<owner>:0", so a release costs one attempt, not one per client. A
--- waiter leaves the registry when it acquires or gives up.
+-- = owner field ("f:<owner field>" for a waiter that wants a fencing
+-- token), score = when the waiter first found the lock taken (server
+-- microseconds, exact in a double). A release tells the
+-- longest-registered one alone, on its client's
+-- channel "<lock channel>:<client id>": when nobody listens on the lock's
+-- channel (no Redisson waiter can be passed over) it grants the lock to
+-- that waiter, "<owner>:<lease ms>", as the fair lock does; otherwise,
+-- or for a waiter that wants a token, it wakes it to try, "<owner>:0".
+-- A waiter leaves the registry when it acquires, is granted the lock or
+-- gives up.
 
--- wake_next wakes the longest-registered waiter. A waiter whose client
--- does not listen any more (the process died) is dropped, and the next
--- one woken.
-local function wake_next(registry, channel, publish)
+-- member is a waiter's registry member.
+local function member(field, fenced)
+	if fenced == '1' then
+		return 'f:' .. field
+	end
+	return field
+end
+
+-- hand_on follows a release that left lock free: "0" on channel for the
+-- waiters listening there, then the longest-registered relock waiter is
+-- granted the lock, with a lease of lease ms, or woken (see above). A
+-- waiter whose client does not listen any more (the process died) is
+-- dropped, and the next one considered.
+local function hand_on(lock, registry, channel, publish, lease)
+	local others = redis.call(publish, channel, '0')
 	while true do
 		local next = redis.call('zrange', registry, 0, 0)[1]
 		if not next then
 			return
 		end
-		if redis.call(publish, channel .. ':' .. string.sub(next, 1, 36), string.sub(next, 38) .. ':0') > 0 then
+		local field, grant = next, others == 0
+		if string.sub(next, 1, 2) == 'f:' then
+			field, grant = string.sub(next, 3), false
+		end
+		local note = '0'
+		if grant then
+			note = lease
+		end
+		if redis.call(publish, channel .. ':' .. string.sub(field, 1, 36), string.sub(field, 38) .. ':' .. note) > 0 then
+			if grant then
+				redis.call('zrem', registry, next)
+				redis.call('hset', lock, field, 1)
+				redis.call('pexpire', lock, lease)
+			end
 			return
 		end
 		redis.call('zrem', registry, next)
 	end
 end
 
--- registered registers field as a waiter on lock, whose PTTL is ttl, and
--- reports whether the lock's holder is a relock client: a Redisson
--- holder's release wakes only the waiters on the lock's channel. The
--- registry outlives the lock's lease by a grace period, so a waiter's
--- entry lasts until it retries when the lease may have run out.
-local function registered(lock, registry, field, ttl)
+-- registered registers a waiter (member m) on lock, whose PTTL is ttl,
+-- and reports whether the lock's holder is a relock client: a Redisson
+-- holder's release is heard only on the lock's channel. The registry
+-- outlives the lock's lease by a grace period, so an entry lasts until
+-- its waiter retries when the lease may have run out. (A new waiter sets
+-- it from the lock's TTL now, which no earlier waiter saw later unless
+-- the lock was taken since with a shorter fixed lease.)
+local function registered(lock, registry, m, ttl)
 	local t = redis.call('time')
-	redis.call('zadd', registry, 'NX', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), field)
+	local added = redis.call('zadd', registry, 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), m)
 	if ttl < 0 then
 		redis.call('persist', registry)
-	elseif redis.call('pttl', registry) < ttl + 5000 then
+	elseif added == 1 or redis.call('pttl', registry) < ttl + 5000 then
 		redis.call('pexpire', registry, ttl + 5000)
 	end
 	for _, f in ipairs(redis.call('hkeys', lock)) do

@@ -212,6 +212,16 @@ func (c *Client) Token(key HoldKey) (int64, bool) {
 	return h.token, true
 }
 
+// Holds reports how many local holds key has.
+func (c *Client) Holds(key HoldKey) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.holds[key]; h != nil {
+		return h.count
+	}
+	return 0
+}
+
 // Holding reports whether key has a local hold.
 func (c *Client) Holding(key HoldKey) bool {
 	c.mu.Lock()

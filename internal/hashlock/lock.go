@@ -80,7 +80,9 @@ type Ops struct {
 	GiveUp func(ctx context.Context, f Field, holding bool) error
 	// Unlock releases one hold of f through rdb: reply nil when it
 	// holds none, 0 when holds remain, 1 when the lock was released.
-	Unlock func(ctx context.Context, rdb redis.Scripter, f Field) (any, error)
+	// last tells that the owner knows of one hold only: the script may
+	// remove the field without reading its count.
+	Unlock func(ctx context.Context, rdb redis.Scripter, f Field, last bool) (any, error)
 	// ForceUnlock deletes the lock: reply 1 if it existed, else 0. Only
 	// Lock.ForceUnlock uses it.
 	ForceUnlock func(ctx context.Context) (any, error)
@@ -91,9 +93,10 @@ type Ops struct {
 	// Foreign is the channel on which clients other than relock wake
 	// field's waits, when Result.Foreign says one may; nil for none.
 	Foreign func(field string) string
-	// Grants tells that a release hands the lock to the waiter it wakes
-	// (a fair lock): a tagged wake-up then means "you hold it". Without
-	// it, a tagged wake-up only tells the waiter to try.
+	// Grants tells that a release may hand the lock to the waiter it
+	// wakes: a tagged wake-up "<tag>:<lease ms>" then means "you hold
+	// it", and "<tag>:0" only "try". Without it, a tagged wake-up only
+	// tells the waiter to try.
 	Grants bool
 	// Field maps an owner's "<client id>:<owner>" to the hash field of
 	// its holds (a writer's ":write" suffix); nil keeps it.
@@ -302,7 +305,8 @@ func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
 func (a *acquire) Handoff(note string) (bool, error) {
 	l := a.l
 	ms, err := strconv.ParseInt(note, 10, 64)
-	if err != nil || !a.queued || l.C.Holding(a.key) {
+	if err != nil || ms <= 0 || !a.queued || l.C.Holding(a.key) {
+		// "0": not a grant, only a wake-up.
 		return false, nil
 	}
 	g := core.Grant{Sent: a.asked, Handoff: true}
@@ -372,7 +376,7 @@ func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field) {
 	}
 	opctx, cancel := l.C.OpContext(ctx)
 	defer cancel()
-	_, _ = l.Ops.Unlock(opctx, l.C.Scripts, f)
+	_, _ = l.Ops.Unlock(opctx, l.C.Scripts, f, true)
 }
 
 // Unlock releases one hold of ctx's owner.
@@ -390,7 +394,7 @@ func (l *Lock) Unlock(ctx context.Context) error {
 	// meanwhile (and asking whether it can be would allocate).
 	opctx, cancel := l.C.OpContext(context.WithoutCancel(ctx))
 	defer cancel()
-	reply, err := l.Ops.Unlock(opctx, l.C.Redis, f)
+	reply, err := l.Ops.Unlock(opctx, l.C.Redis, f, l.C.Holds(key) == 1)
 	if err != nil {
 		l.C.UnlockFailed(key, err)
 		return l.errorf("unlock", err)
