@@ -81,9 +81,9 @@ func kinds() []kind {
 	redislockInner := set("msetnx", "getrange", "mset", "pexpire", "mget", "del", "pttl")
 	rueidisInner := set("set", "get", "pexpireat", "del")
 	return []kind{
-		{ID: "relock reentrant", Lib: "relock", Config: "defaults (pub/sub wake-ups, watchdog); its go-redis client has MaxRetries -1 and ContextTimeoutEnabled, as relock would otherwise copy it", Relock: true,
+		{ID: "relock reentrant", Lib: "relock", Config: "defaults (waiters registered, the next one handed the lock, watchdog); its go-redis client has MaxRetries -1 and ContextTimeoutEnabled, as relock would otherwise copy it", Relock: true,
 			inner: relockInner, open: openRelock(false)},
-		{ID: "relock fair", Lib: "relock", Config: "defaults (FIFO queue, wakes the head only); go-redis client as above", Relock: true, Fair: true,
+		{ID: "relock fair", Lib: "relock", Config: "defaults (FIFO queue, the head handed the lock); go-redis client as above", Relock: true, Fair: true,
 			inner: relockInner, open: openRelock(true)},
 		{ID: "redsync default", Lib: "redsync", Config: "defaults: 32 tries, retry delay rand(50,250ms), expiry 8s",
 			inner: redsyncInner, open: openRedsync(false)},

@@ -34,9 +34,9 @@ func (e *env) runWaiters(k kind) (waitersResult, error) {
 	res := waitersResult{Kind: k.ID, Waiters: n, Locks: locks}
 	switch {
 	case k.Relock && k.Fair:
-		res.Mechanism = "queued; one shared subscription connection, a channel per waiter"
+		res.Mechanism = "queued; one shared subscription connection, a channel per client and lock"
 	case k.Relock:
-		res.Mechanism = "one shared subscription connection, a channel per lock"
+		res.Mechanism = "one shared subscription connection, a channel per client and lock"
 	case k.Lib == "rueidislock":
 		res.Mechanism = "client-side caching invalidations on the client's connection"
 	default:
