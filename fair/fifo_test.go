@@ -3,7 +3,6 @@ package fair_test
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,22 +18,6 @@ import (
 func queueKeys(name string) (queue, timeouts string) {
 	keys := locktest.FairResidue(name)
 	return keys[0], keys[1]
-}
-
-// scriptCounter counts script calls made through one go-redis client.
-type scriptCounter struct{ n atomic.Int64 }
-
-func (s *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (s *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "evalsha" || cmd.Name() == "eval" {
-			s.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-func (s *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
 }
 
 // TestOnlyHeadWoken: each unlock hands the lock to the queue head
@@ -57,7 +40,7 @@ func TestOnlyHeadWoken(t *testing.T) {
 	}
 
 	const waiters = 5
-	counts := make([]*scriptCounter, waiters)
+	counts := make([]*redistest.ScriptCounter, waiters)
 	acquired := make([]chan context.Context, waiters)
 	muts := make([]*fair.Mutex, waiters)
 	fields := make([]string, waiters)
@@ -66,7 +49,7 @@ func TestOnlyHeadWoken(t *testing.T) {
 		// this client and its hook rather than a copy of its own.
 		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { rdb.Close() })
-		counts[i] = &scriptCounter{}
+		counts[i] = &redistest.ScriptCounter{}
 		rdb.AddHook(counts[i])
 		rc, err := relock.New(rdb, nil)
 		if err != nil {
@@ -90,7 +73,7 @@ func TestOnlyHeadWoken(t *testing.T) {
 	for i := range waiters {
 		before := make([]int64, waiters)
 		for j := range waiters {
-			before[j] = counts[j].n.Load()
+			before[j] = counts[j].N()
 		}
 		if err := release(); err != nil {
 			t.Fatal(err)
@@ -102,7 +85,7 @@ func TestOnlyHeadWoken(t *testing.T) {
 			t.Fatalf("waiter %d (the head) not woken", i)
 		}
 		for j := i; j < waiters; j++ {
-			if d := counts[j].n.Load() - before[j]; d != 0 {
+			if d := counts[j].N() - before[j]; d != 0 {
 				t.Fatalf("unlock %d: waiter %d ran %d acquire scripts, want none", i, j, d)
 			}
 		}

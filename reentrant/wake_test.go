@@ -2,7 +2,6 @@ package reentrant_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,28 +13,12 @@ import (
 	"github.com/relock-go/relock/reentrant"
 )
 
-// scriptCounter counts script calls made through one go-redis client.
-type scriptCounter struct{ n atomic.Int64 }
-
-func (s *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (s *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "evalsha" || cmd.Name() == "eval" {
-			s.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-func (s *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
 func registryOf(name string) string { return "relock_lock_waiters:{" + name + "}" }
 
 // counted returns a relock client whose script calls c counts: relock
 // sends them through the caller's client when it has retries off and
 // deadlines on.
-func counted(t *testing.T, c *scriptCounter) *relock.Client {
+func counted(t *testing.T, c *redistest.ScriptCounter) *relock.Client {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { rdb.Close() })
@@ -87,11 +70,11 @@ func testRelease(t *testing.T, redisson bool) {
 	}
 
 	const waiters = 5
-	counts := make([]*scriptCounter, waiters)
+	counts := make([]*redistest.ScriptCounter, waiters)
 	acquired := make([]chan context.Context, waiters)
 	muts := make([]*reentrant.Mutex, waiters)
 	for i := range waiters {
-		counts[i] = &scriptCounter{}
+		counts[i] = &redistest.ScriptCounter{}
 		muts[i] = reentrant.New(counted(t, counts[i]), name, nil)
 		acquired[i] = make(chan context.Context, 1)
 		go func() {
@@ -110,7 +93,7 @@ func testRelease(t *testing.T, redisson bool) {
 	for i := range waiters {
 		before := make([]int64, waiters)
 		for j := range waiters {
-			before[j] = counts[j].n.Load()
+			before[j] = counts[j].N()
 		}
 		if err := release(); err != nil {
 			t.Fatal(err)
@@ -135,7 +118,7 @@ func testRelease(t *testing.T, redisson bool) {
 			if j == i && redisson {
 				want = 1
 			}
-			if d := counts[j].n.Load() - before[j]; d != want {
+			if d := counts[j].N() - before[j]; d != want {
 				t.Fatalf("release %d: waiter %d ran %d scripts, want %d", i, j, d, want)
 			}
 		}
@@ -147,6 +130,33 @@ func testRelease(t *testing.T, redisson bool) {
 	}
 	if n := raw.Exists(bg, name, registryOf(name)).Val(); n != 0 {
 		t.Fatalf("%d of the lock and its registry left after the last release", n)
+	}
+}
+
+// lockOnce locks mu in a goroutine, unlocks it at once, and reports the
+// outcome.
+func lockOnce(mu *reentrant.Mutex) <-chan error {
+	got := make(chan error, 1)
+	go func() {
+		ctx, err := mu.Lock(context.Background())
+		if err == nil {
+			err = mu.Unlock(ctx)
+		}
+		got <- err
+	}()
+	return got
+}
+
+// acquired fails the test unless got reports a lock and unlock within 2s.
+func acquired(t *testing.T, got <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal(what)
 	}
 }
 
@@ -166,25 +176,10 @@ func TestDeadWaiterPassedOver(t *testing.T) {
 	dead := id.String() + ":1"
 	raw.ZAdd(bg, registryOf(name), redis.Z{Score: 1, Member: dead})
 
-	got := make(chan error, 1)
-	waiter := reentrant.New(newClient(t, nil), name, nil)
-	go func() {
-		ctx, err := waiter.Lock(bg)
-		if err == nil {
-			err = waiter.Unlock(ctx)
-		}
-		got <- err
-	}()
+	got := lockOnce(reentrant.New(newClient(t, nil), name, nil))
 	eventually(t, 2*time.Second, "waiter registered", func() bool { return raw.ZCard(bg, registryOf(name)).Val() == 2 })
 	unlockT(t, holder, hctx)
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("live waiter not woken past the dead one")
-	}
+	acquired(t, got, "live waiter not woken past the dead one")
 	if n := raw.Exists(bg, name, registryOf(name)).Val(); n != 0 {
 		t.Fatalf("%d of the lock and its registry left", n)
 	}
@@ -202,27 +197,12 @@ func TestRedissonHolderWakesRelockWaiter(t *testing.T) {
 	raw.HSet(bg, name, uuid.NewString()+":1", 1)
 	raw.PExpire(bg, name, 30*time.Second)
 
-	got := make(chan error, 1)
-	waiter := reentrant.New(newClient(t, nil), name, nil)
-	go func() {
-		ctx, err := waiter.Lock(bg)
-		if err == nil {
-			err = waiter.Unlock(ctx)
-		}
-		got <- err
-	}()
+	got := lockOnce(reentrant.New(newClient(t, nil), name, nil))
 	eventually(t, 2*time.Second, "waiter on the lock's channel", func() bool {
 		return raw.PubSubNumSub(bg, channelOf(name)).Val()[channelOf(name)] == 1
 	})
 	// Redisson's unlock of its last hold.
 	raw.Del(bg, name)
 	raw.Publish(bg, channelOf(name), "0")
-	select {
-	case err := <-got:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("relock waiter not woken by the Redisson unlock")
-	}
+	acquired(t, got, "relock waiter not woken by the Redisson unlock")
 }

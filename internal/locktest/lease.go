@@ -94,7 +94,7 @@ type pipelineCounter struct{ pipes, cmds, piped atomic.Int64 }
 func (p *pipelineCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
 func (p *pipelineCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if isScript(cmd) {
+		if redistest.IsScript(cmd) {
 			p.cmds.Add(1)
 		}
 		return next(ctx, cmd)
@@ -104,7 +104,7 @@ func (p *pipelineCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		n := 0
 		for _, c := range cmds {
-			if isScript(c) {
+			if redistest.IsScript(c) {
 				n++
 			}
 		}

@@ -16,24 +16,6 @@ import (
 	"github.com/relock-go/relock/internal/redistest"
 )
 
-// scriptCalls counts EVAL and EVALSHA calls through a go-redis client.
-type scriptCalls struct{ n atomic.Int64 }
-
-func isScript(cmd redis.Cmder) bool { return cmd.Name() == "evalsha" || cmd.Name() == "eval" }
-
-func (s *scriptCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (s *scriptCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if isScript(cmd) {
-			s.n.Add(1)
-		}
-		return next(ctx, cmd)
-	}
-}
-func (s *scriptCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
 // tryLock: wait 0 makes exactly one script call; a wait bound gives up
 // after about the bound; nothing is left behind.
 func tryLock(t *testing.T, e *env) {
@@ -45,7 +27,7 @@ func tryLock(t *testing.T, e *env) {
 	// Retries off and deadlines on: relock runs its scripts through this
 	// client (and its hook) rather than a copy of its own.
 	rdb := e.redisWith(t, func(o *redis.UniversalOptions) { o.MaxRetries, o.ContextTimeoutEnabled = -1, true })
-	calls := &scriptCalls{}
+	calls := &redistest.ScriptCounter{}
 	rdb.AddHook(calls)
 	rc, err := relock.New(rdb, &relock.Options{Linger: redistest.Linger})
 	if err != nil {
@@ -57,7 +39,7 @@ func tryLock(t *testing.T, e *env) {
 	if _, err := mu.TryLock(bg, 0); !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("TryLock(0) = %v, want ErrNotAcquired", err)
 	}
-	if n := calls.n.Load(); n != 1 {
+	if n := calls.N(); n != 1 {
 		t.Fatalf("TryLock(0) made %d script calls, want 1", n)
 	}
 	e.assertOnlyHolder(t, holder, hctx)

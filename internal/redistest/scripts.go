@@ -1,0 +1,39 @@
+package redistest
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A ScriptCounter is a go-redis hook that counts the script calls (EVAL,
+// EVALSHA) made through the client it is added to. relock sends its
+// scripts through the caller's client when that has retries off and
+// deadlines on (MaxRetries -1, ContextTimeoutEnabled), so a counter on
+// such a client sees every one.
+type ScriptCounter struct{ n atomic.Int64 }
+
+// N reports the script calls counted so far.
+func (s *ScriptCounter) N() int64 { return s.n.Load() }
+
+// IsScript reports whether cmd runs a script.
+func IsScript(cmd redis.Cmder) bool { return cmd.Name() == "evalsha" || cmd.Name() == "eval" }
+
+// DialHook is part of redis.Hook.
+func (s *ScriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+// ProcessHook is part of redis.Hook.
+func (s *ScriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if IsScript(cmd) {
+			s.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// ProcessPipelineHook is part of redis.Hook.
+func (s *ScriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
