@@ -205,3 +205,76 @@ func fixedLease(t *testing.T, e *env) {
 	}
 	unlockT(t, other, octx)
 }
+
+// handoffLeases: a waiter that takes the lock from a holder with another
+// lease holds it with its own: after a watchdog holder, a waiter with a
+// 1 s lease holds it for at most 1 s (its context's deadline and the
+// server's TTL both), and the lock frees itself then; after a 1 s holder,
+// a watchdog waiter's lock is renewed and outlives that second. (A lock
+// that hands itself over sets the releaser's lease; the new holder must
+// set its own.)
+func handoffLeases(t *testing.T, e *env) {
+	bg := context.Background()
+	const short = time.Second
+	for _, tc := range []struct {
+		name                   string
+		holderLease, waitLease time.Duration
+	}{
+		{"watchdog then fixed", 0, short},
+		{"fixed then watchdog", short, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := redistest.Key(t)
+			holder := e.k.New(e.client(t, nil), name, tc.holderLease)
+			hctx := lockT(t, holder, bg)
+			waiter := e.k.New(e.client(t, nil), name, tc.waitLease)
+			got := make(chan context.Context, 1)
+			go func() {
+				ctx, err := waiter.Lock(bg)
+				if err != nil {
+					t.Error(err)
+				}
+				got <- ctx
+			}()
+			eventually(t, 2*time.Second, "waiter waiting", func() bool { return e.subscribers(t, e.redis(t), name) > 0 })
+			time.Sleep(50 * time.Millisecond) // its attempt after subscribing
+			unlockT(t, holder, hctx)
+			var wctx context.Context
+			select {
+			case wctx = <-got:
+			case <-time.After(5 * time.Second):
+				t.Fatal("waiter not given the lock")
+			}
+			if wctx == nil {
+				return
+			}
+			acquired := time.Now()
+			ttl, err := waiter.TTL(bg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.waitLease > 0 {
+				dl, ok := wctx.Deadline()
+				if !ok || dl.After(acquired.Add(short)) {
+					t.Fatalf("deadline %v (set %v), want by %v", dl, ok, acquired.Add(short))
+				}
+				if ttl <= 0 || ttl > short {
+					t.Fatalf("TTL %v after the hand-off, want within the waiter's %v lease", ttl, short)
+				}
+				eventually(t, 3*time.Second, "lock freed by the waiter's lease", func() bool {
+					locked, err := waiter.IsLocked(bg)
+					return err == nil && !locked
+				})
+				return
+			}
+			if ttl <= short {
+				t.Fatalf("TTL %v after the hand-off, want the waiter's watchdog lease", ttl)
+			}
+			time.Sleep(short + 200*time.Millisecond)
+			if wctx.Err() != nil {
+				t.Fatalf("waiter's lock lost: %v", context.Cause(wctx))
+			}
+			unlockT(t, waiter, wctx)
+		})
+	}
+}

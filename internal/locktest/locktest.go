@@ -82,6 +82,7 @@ var shared = []test{
 	{"WatchdogLossUnreachable", watchdogLossUnreachable},
 	{"WatchdogBatches", watchdogBatches},
 	{"FixedLease", fixedLease},
+	{"HandoffLeases", handoffLeases},
 	{"ForceUnlock", forceUnlock},
 	{"MutualExclusion", mutualExclusion},
 	{"BadInput", badInput},
