@@ -114,7 +114,7 @@ func init() {
 // a cluster client; that probe's failure is New's error (set
 // Options.PubSub to start without it).
 func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
-	if rdb == nil {
+	if core.IsNil(rdb) {
 		return nil, fmt.Errorf("relock: nil redis client: %w", ErrInvalidArgument)
 	}
 	var o Options

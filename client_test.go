@@ -20,6 +20,8 @@ func TestNewBadInput(t *testing.T) {
 		opts *relock.Options
 	}{
 		{"nil client", nil, nil},
+		{"typed nil client", (*redis.Client)(nil), nil},
+		{"typed nil cluster client", (*redis.ClusterClient)(nil), nil},
 		{"negative watchdog timeout", rdb, &relock.Options{WatchdogTimeout: -time.Second}},
 		{"tiny watchdog timeout", rdb, &relock.Options{WatchdogTimeout: time.Millisecond}},
 		{"sharded pub/sub without a cluster", rdb, &relock.Options{PubSub: relock.PubSubSharded}},

@@ -51,7 +51,7 @@ func New(lockers ...relock.Locker) (*MultiLock, error) {
 	}
 	ms := make([]member, len(lockers))
 	for i, l := range lockers {
-		if l == nil {
+		if core.IsNil(l) {
 			return nil, fmt.Errorf("multilock: lock %d is nil: %w", i, relock.ErrInvalidArgument)
 		}
 		ms[i] = member{l: l, name: l.Name(), server: serverOf(l)}

@@ -272,6 +272,7 @@ func TestBadInput(t *testing.T) {
 	for what, lockers := range map[string][]relock.Locker{
 		"none":                     nil,
 		"nil member":               {a, nil},
+		"typed nil member":         {a, (*reentrant.Mutex)(nil)},
 		"same lock twice":          {a, reentrant.New(rcs[0], "a", nil)},
 		"both sides of one rwlock": {rwlock.New(rcs[0], "rw", nil).Reader(), rwlock.New(rcs[0], "rw", nil).Writer()},
 	} {
