@@ -260,8 +260,21 @@ func newID() string {
 // of every owner field it writes ("<ID>:<owner>").
 func (rc *Client) ID() string { return rc.c.ID }
 
-// Close stops the watchdog and the subscription hub and waits for their
-// goroutines. Locks still held are not released: their leases run out,
-// and their contexts are cancelled with cause ErrClosed. Waiting Lock
-// calls return ErrClosed. Close is idempotent.
+// Close is Shutdown bounded by CloseTimeout.
 func (rc *Client) Close() error { return rc.c.Close() }
+
+// CloseTimeout bounds how long Close spends releasing held locks.
+const CloseTimeout = core.CloseTimeout
+
+// Shutdown ends the client: waiting Lock calls return ErrClosed at once,
+// the contexts of locks still held are cancelled with cause ErrClosed,
+// and then those locks are released in Redis, so that another process
+// waiting for one gets it now rather than when its lease runs out; ctx
+// bounds the releases (a lock not released by then is left to its
+// lease). Shutdown stops the watchdog and the subscription hub and waits
+// for their goroutines; it never waits for a Lock call to give up. A
+// service that handles SIGTERM calls it, with the time it can spare,
+// before exiting. Shutdown and Close are idempotent: after the first,
+// they return nil at once. Fixed-lease, read/write and MultiLock member
+// holds are released too; a RedLock's holds are left to their leases.
+func (rc *Client) Shutdown(ctx context.Context) error { return rc.c.Shutdown(ctx) }

@@ -20,7 +20,9 @@
 // registry, and, once the clients have closed, no subscriber on the
 // lock's channels (while a client is open, a channel it used stays
 // subscribed for a while: relock.Options.Linger). It exits with status 1
-// when a check fails and 2 on bad flags.
+// when a check fails and 2 on bad flags. Interrupted (Ctrl-C, SIGTERM),
+// it stops as a service should: each client's Shutdown ends its waits and
+// releases any lock it still holds instead of leaving it to its lease.
 //
 // By default it runs on an in-process miniredis and needs nothing but Go:
 //
@@ -41,6 +43,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -74,7 +77,7 @@ var errUsage = errors.New("usage")
 var errCheck = errors.New("a check failed")
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	switch {

@@ -55,11 +55,15 @@ func startProcesses(addr string, n int) ([]process, error) {
 	return ps, nil
 }
 
-// stopProcesses closes the relock Clients and their go-redis clients.
-// Close does not release held locks: call it after every Unlock.
+// stopProcesses shuts the relock Clients down, as a service does on
+// SIGTERM: their waits end and the locks they still hold (after an
+// interrupt, say) are released, within a few seconds at most, rather than
+// left to their leases; then it closes the go-redis clients.
 func stopProcesses(ps []process) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	for _, p := range ps {
-		p.rc.Close()
+		p.rc.Shutdown(ctx)
 		p.rdb.Close()
 	}
 }

@@ -6,6 +6,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/watchdog"
@@ -146,10 +148,23 @@ func (c *Client) Check() error {
 	return nil
 }
 
-// Close stops the watchdog and the hub and waits for their goroutines.
-// Contexts of locks still held are cancelled with cause ErrClosed: nothing
-// renews them any more.
+// CloseTimeout bounds the releases Close makes (see Shutdown).
+const CloseTimeout = 5 * time.Second
+
+// Close is Shutdown bounded by CloseTimeout.
 func (c *Client) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), CloseTimeout)
+	defer cancel()
+	return c.Shutdown(ctx)
+}
+
+// Shutdown stops the watchdog and the hub and waits for their goroutines,
+// then releases the locks the client's owners still hold, until ctx ends.
+// Their contexts are cancelled with cause ErrClosed first, so a holder's
+// work is told before the lock can go to anyone else. Waits end with
+// ErrClosed; no operation starts after Shutdown begins. Shutdown is
+// idempotent: a second call returns at once.
+func (c *Client) Shutdown(ctx context.Context) error {
 	if c.closed.Swap(true) {
 		return nil
 	}
@@ -157,9 +172,6 @@ func (c *Client) Close() error {
 	// Closing the hub ends every wait; operations still running (a
 	// waiter leaving a fair queue) finish before the scripts' client goes.
 	err := c.Hub.Close()
-	c.ops.Lock()
-	err = errors.Join(err, c.closeScripts())
-	c.ops.Unlock()
 	c.mu.Lock()
 	holds := c.holds
 	c.holds = make(map[HoldKey]*hold)
@@ -167,8 +179,34 @@ func (c *Client) Close() error {
 	for _, h := range holds {
 		h.end(ErrClosed)
 	}
+	err = errors.Join(err, c.release(ctx, holds))
+	c.ops.Lock()
+	err = errors.Join(err, c.closeScripts())
+	c.ops.Unlock()
 	return err
 }
+
+// release releases holds in Redis, several at a time, until ctx ends.
+// A hold whose lock type gave no Releaser is left to its lease.
+func (c *Client) release(ctx context.Context, holds map[HoldKey]*hold) error {
+	var g errgroup.Group
+	g.SetLimit(releaseParallel)
+	for key, h := range holds {
+		if h.releaser == nil {
+			continue
+		}
+		g.Go(func() error {
+			if err := h.releaser.Release(ctx, key.Field, h.count); err != nil {
+				return fmt.Errorf("relock: releasing %q on close: %w", key.Name, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// releaseParallel bounds the releases Shutdown has in flight.
+const releaseParallel = 16
 
 // OpContext returns a context for one Redis call made on behalf of ctx:
 // it keeps ctx's values but not its cancellation, and ends after

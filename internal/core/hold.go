@@ -22,11 +22,20 @@ type HoldKey struct {
 // what keeps it alive. Holds live in Client.holds, guarded by Client.mu,
 // so every Mutex value with the same name on the same client shares them.
 type hold struct {
-	count  int
-	token  int64
-	ends   Ends
-	lease  *watchdog.Lease // watchdog mode
-	expiry *time.Timer     // fixed-lease mode: forgets the hold at its end
+	count    int
+	token    int64
+	ends     Ends
+	lease    *watchdog.Lease // watchdog mode
+	expiry   *time.Timer     // fixed-lease mode: forgets the hold at its end
+	releaser Releaser        // releases the holds when the client shuts down
+}
+
+// A Releaser releases an owner's holds on a lock in Redis: the lock type
+// behind a hold, for Client.Shutdown.
+type Releaser interface {
+	// Release releases holds holds of field, through the client's
+	// scripts client, until ctx ends.
+	Release(ctx context.Context, field string, holds int) error
 }
 
 // end cancels every context the hold returned. cause nil means a plain
@@ -47,6 +56,8 @@ type Grant struct {
 	Lease   time.Duration    // fixed lease; 0 means the watchdog renews
 	Renewal watchdog.Renewal // watchdog mode: how to renew
 	Token   int64            // fencing token, 0 if none
+	// Releaser, if set, releases the hold when the client shuts down.
+	Releaser Releaser
 	// Handoff marks a hold handed over in Redis (a fair lock's grant),
 	// which Redis counts once: it is recorded only if the owner has no
 	// hold on this client yet (see ErrHoldTaken).
@@ -77,6 +88,7 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 	}
 	h.count++
 	h.token = g.Token
+	h.releaser = g.Releaser
 
 	var lctx context.Context
 	var cancel context.CancelCauseFunc

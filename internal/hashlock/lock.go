@@ -336,7 +336,7 @@ func (a *acquire) GiveUp() error {
 // first leaves the outcome not acquired, for an attempt that re-enters.
 func (a *acquire) take(g core.Grant) (wait.Outcome, error) {
 	l := a.l
-	g.Lease, g.Renewal = l.Lease, l.renewal(a.f)
+	g.Lease, g.Renewal, g.Releaser = l.Lease, l.renewal(a.f), l
 	lctx, err := l.C.Granted(a.ctx, a.key, g)
 	switch {
 	case errors.Is(err, core.ErrHoldTaken):
@@ -377,6 +377,21 @@ func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field) {
 	opctx, cancel := l.C.OpContext(ctx)
 	defer cancel()
 	_, _ = l.Ops.Unlock(opctx, l.C.Scripts, f, true)
+}
+
+// Release releases holds holds of field in Redis, through the scripts
+// client, until ctx ends: what Client.Shutdown does with a hold of this
+// lock.
+func (l *Lock) Release(ctx context.Context, field string, holds int) error {
+	f := Field{S: field, Arg: field}
+	for range holds {
+		reply, err := l.Ops.Unlock(ctx, l.C.Scripts, f, true)
+		if n, _ := reply.(int64); err != nil || reply == nil || n == 1 {
+			// An error, nothing (more) held, or the lock released.
+			return err
+		}
+	}
+	return nil
 }
 
 // Unlock releases one hold of ctx's owner.

@@ -77,13 +77,32 @@ func closeClient(t *testing.T, e *env) {
 
 	heldMu := e.k.New(rc, redistest.Key(t), 0)
 	held := lockT(t, heldMu, context.Background())
+	// Another client waits for the held lock: Close releases it.
+	type result struct {
+		at  time.Time
+		err error
+	}
+	next := make(chan result, 1)
+	other := e.k.New(e.client(t, nil), heldMu.Name(), 0)
+	go func() {
+		octx, err := other.Lock(context.Background())
+		at := time.Now()
+		if err == nil {
+			err = other.Unlock(octx)
+		}
+		next <- result{at, err}
+	}()
 	errc := make(chan error)
 	go func() {
 		_, err := e.k.New(rc, name, 0).Lock(context.Background())
 		errc <- err
 	}()
 	raw := e.redis(t)
-	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return e.subscribers(t, raw, name) == 1 })
+	eventually(t, 2*time.Second, "waiters subscribed", func() bool {
+		return e.subscribers(t, raw, name) == 1 && e.subscribers(t, raw, heldMu.Name()) == 1
+	})
+	time.Sleep(50 * time.Millisecond) // their attempts after subscribing
+	closed := time.Now()
 	if err := rc.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -101,5 +120,14 @@ func closeClient(t *testing.T, e *env) {
 	}
 	// The waiter gave up: nothing of it stays in Redis.
 	e.assertOnlyHolder(t, holder, hctx)
-	raw.Del(context.Background(), heldMu.Name())
+	// The held lock was released, not left to its 30 s lease.
+	select {
+	case got := <-next:
+		if got.err != nil {
+			t.Fatal(got.err)
+		}
+		t.Logf("a waiter on another client took the lock %v after Close began", got.at.Sub(closed))
+	case <-time.After(5 * time.Second):
+		t.Fatalf("lock held on the closed client not released: TTL %v", raw.PTTL(context.Background(), heldMu.Name()).Val())
+	}
 }
