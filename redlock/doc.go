@@ -10,6 +10,20 @@
 // landed), waits a random delay and tries again until ctx ends or
 // TryLock's wait runs out. Unlock releases on every master.
 //
+// Every call to a master, the acquire, the release of a failed attempt
+// and Unlock's, goes through the client relock runs acquires through
+// (no retries, deadlines honoured) and is cut off after NodeTimeout, so
+// a dead or frozen master costs an operation NodeTimeout: a refused
+// TryLock(0), an attempt and its release, at most twice that. A Lock
+// whose ctx ends cuts its attempt in flight short (a re-entry's runs to
+// NodeTimeout), releases it and returns.
+//
+// A Lock waiting between attempts holds nothing and ends as soon as any
+// of its clients closes, with an error matching relock.ErrClosed; Close
+// waits at most for an attempt in flight and its release. Unlock with a
+// closed client releases on the other masters and returns an error
+// matching relock.ErrClosed.
+//
 // Without a fixed lease, each master's record is renewed by its client's
 // watchdog; the context Lock returned is cancelled with cause
 // relock.ErrLockLost as soon as fewer than a quorum of masters can still

@@ -15,7 +15,38 @@ import (
 
 // granted records a successful attempt and returns the lock context: it
 // ends when the masters that can still hold the lock drop below a quorum.
-func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) context.Context {
+// It fails with an error matching relock.ErrClosed, recording nothing,
+// when a client closed during the attempt; the caller undoes it.
+func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (context.Context, error) {
+	// Each master's client records its hold first, and renews it.
+	nctxs := make([]context.Context, len(rl.nodes))
+	for i, node := range rl.nodes {
+		if !a.acquired[i] {
+			continue
+		}
+		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
+		nctx, err := node.Granted(ctx, key, core.Grant{
+			Sent:  a.start,
+			Lease: rl.opts.Lease,
+			Renewal: watchdog.Renewal{
+				Script: scripts.Renew,
+				Keys:   []string{rl.name},
+				Args:   []any{core.Millis(node.WatchdogTimeout), key.Field},
+			},
+		})
+		if err != nil {
+			// The client closed: take back the holds recorded so far,
+			// as the undo takes back the acquires.
+			for j, n := range rl.nodes[:i] {
+				if nctxs[j] != nil {
+					n.Released(core.HoldKey{Name: rl.name, Field: n.Field(owner)}, a.had[j])
+				}
+			}
+			return nil, fmt.Errorf("%s: %w", node.Server(), err)
+		}
+		nctxs[i] = nctx
+	}
+
 	var lctx context.Context
 	var cancel context.CancelCauseFunc
 	if rl.fixed {
@@ -37,7 +68,7 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) context
 	}
 	h.count++
 	h.ends.Add(cancel)
-	for i, node := range rl.nodes {
+	for i := range rl.nodes {
 		if !a.acquired[i] {
 			if !a.had[i] {
 				h.down[i] = true
@@ -45,24 +76,11 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) context
 			continue
 		}
 		delete(h.down, i)
-		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
-		nctx, err := node.Granted(ctx, key, core.Grant{
-			Sent:  a.start,
-			Lease: rl.opts.Lease,
-			Renewal: watchdog.Renewal{
-				Script: scripts.Renew,
-				Keys:   []string{rl.name},
-				Args:   []any{core.Millis(node.WatchdogTimeout), key.Field},
-			},
-		})
-		if err != nil {
-			h.down[i] = true
-			continue
-		}
+		nctx := nctxs[i]
 		h.ends.Watch(context.AfterFunc(nctx, func() { rl.nodeEnded(owner, h, i, nctx) }))
 	}
 	rl.checkQuorumLocked(h)
-	return lctx
+	return lctx, nil
 }
 
 // nodeEnded counts a master whose hold context ended with a lost lease.
@@ -88,29 +106,32 @@ func (rl *RedLock) checkQuorumLocked(h *hold) {
 	h.ends.Cancel(cause)
 }
 
-// Unlock releases one hold of ctx's owner on every master at once, and
-// returns an error matching relock.ErrNotHeld when no master had one. It
-// runs even when ctx is done.
+// Unlock releases one hold of ctx's owner on every master at once, each
+// call cut off after NodeTimeout, and returns an error matching
+// relock.ErrNotHeld when no master had one. It runs even when ctx is
+// done. When a client has closed, Unlock still releases on the other
+// masters and returns an error matching relock.ErrClosed: the closed
+// client's record, no longer renewed, expires with its lease.
 func (rl *RedLock) Unlock(ctx context.Context) error {
 	owner, ok := core.OwnerFrom(ctx)
 	if !ok {
 		return fmt.Errorf("redlock: unlock %q: context carries no owner: %w", rl.name, relock.ErrNotHeld)
 	}
-	for _, n := range rl.nodes {
-		end, err := n.Begin()
-		if err != nil {
-			return fmt.Errorf("redlock: unlock %q: %w", rl.name, err)
-		}
-		defer end()
-	}
 	replies := make([]any, len(rl.nodes))
 	errs := make([]error, len(rl.nodes))
+	closed := make([]bool, len(rl.nodes))
 	var g errgroup.Group
 	for i, node := range rl.nodes {
+		end, err := node.Begin()
+		if err != nil {
+			closed[i], errs[i] = true, fmt.Errorf("%s: %w", node.Server(), err)
+			continue
+		}
 		// A master that holds nothing for this owner (down when it was
 		// acquired) is asked too, but cannot fail the Unlock.
 		holding := node.Holding(core.HoldKey{Name: rl.name, Field: node.Field(owner)})
 		g.Go(func() error {
+			defer end()
 			var err error
 			replies[i], err = rl.unlockNode(ctx, node, owner)
 			if err != nil && holding {
@@ -124,6 +145,7 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	for i, node := range rl.nodes {
 		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
 		switch n, ok := replies[i].(int64); {
+		case closed[i]:
 		case errs[i] != nil:
 			node.UnlockFailed(key, errs[i])
 		case !ok && replies[i] != nil:

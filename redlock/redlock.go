@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"time"
 
@@ -30,8 +31,9 @@ type Options struct {
 	// client watchdog renew it, with the clients' WatchdogTimeout as the
 	// lease. At least 1ms.
 	Lease time.Duration
-	// NodeTimeout cuts off each master's call. It must be far below the
-	// lease: the time spent waiting comes off the validity. Default
+	// NodeTimeout cuts off each call to a master: acquires, the undo of
+	// a failed attempt, unlocks. It must be far below the lease: the
+	// time spent waiting comes off the validity. Default
 	// DefaultNodeTimeout.
 	NodeTimeout time.Duration
 	// DriftFactor is the share of the lease allowed for clock drift
@@ -142,7 +144,10 @@ func (rl *RedLock) Quorum() int { return rl.quorum }
 
 // Lock tries until a quorum of masters holds the lock for ctx's owner (a
 // new one if ctx carries none), or ctx ends (an error matching both
-// relock.ErrNotAcquired and ctx.Err()). The returned context carries the
+// relock.ErrNotAcquired and ctx.Err()), or any of the RedLock's clients
+// closes (an error matching relock.ErrClosed, at once: Close does not
+// wait for the wait). Whichever way it gives up, it has released what it
+// took on every master. The returned context carries the
 // owner; it is cancelled with cause relock.ErrLockLost once fewer than a
 // quorum can hold the lock, carries the validity's end as its deadline
 // with a fixed lease, and is cancelled by the Unlock that releases the
@@ -161,25 +166,21 @@ func (rl *RedLock) TryLock(ctx context.Context, wait time.Duration) (context.Con
 }
 
 func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (context.Context, error) {
-	for _, n := range rl.nodes {
-		end, err := n.Begin()
-		if err != nil {
-			return nil, err
-		}
-		defer end()
-	}
 	ctx, owner := core.EnsureOwner(ctx)
 	deadline := time.Now().Add(bound)
 	var retry *time.Timer
+	var cases []reflect.SelectCase // the wait's: retry timer, ctx, every client's hub
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("redlock: lock %q: %w: %w", rl.name, relock.ErrNotAcquired, err)
 		}
-		a := rl.attempt(ctx, owner)
-		if a.ok() {
-			return rl.granted(ctx, owner, a), nil
+		lctx, a, err := rl.round(ctx, owner)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("redlock: lock %q: %w", rl.name, err)
+		case lctx != nil:
+			return lctx, nil
 		}
-		rl.undo(ctx, owner, a)
 		delay := rl.opts.RetryMin + rand.N(rl.opts.RetryMax-rl.opts.RetryMin+1)
 		if bound >= 0 && time.Until(deadline) < delay {
 			return nil, fmt.Errorf("redlock: lock %q: %w: %s", rl.name, relock.ErrNotAcquired, a)
@@ -187,14 +188,70 @@ func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (context.Conte
 		if retry == nil {
 			retry = time.NewTimer(delay)
 			defer retry.Stop()
+			cases = rl.waitCases(ctx, retry)
 		} else {
 			retry.Reset(delay)
 		}
-		select {
-		case <-retry.C:
-		case <-ctx.Done():
+		// Nothing is held for the wait: a client closing ends it at
+		// once, and the next round's Begin reports it.
+		reflect.Select(cases)
+	}
+}
+
+// waitCases are what a wait between attempts selects on: the retry
+// timer, ctx, and the hub of every client, which Close closes.
+func (rl *RedLock) waitCases(ctx context.Context, retry *time.Timer) []reflect.SelectCase {
+	cases := make([]reflect.SelectCase, 0, 2+len(rl.nodes))
+	cases = append(cases,
+		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(retry.C)},
+		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
+	for _, node := range rl.nodes {
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(node.Hub.Done())})
+	}
+	return cases
+}
+
+// round is one attempt, taken as the lock or undone. It keeps every
+// client open (Begin) only while it runs, which NodeTimeout bounds: a
+// Close waits for a round, never for a wait between rounds. A client
+// that closed fails the round with ErrClosed, after the attempt is undone
+// on every master: nothing taken is left locked. It returns the lock
+// context, or the failed attempt.
+func (rl *RedLock) round(ctx context.Context, owner int64) (context.Context, *attempt, error) {
+	for _, n := range rl.nodes {
+		end, err := n.Begin()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", n.Server(), err)
+		}
+		defer end()
+	}
+	a := rl.attempt(ctx, owner)
+	var err error
+	if a.ok() {
+		err = rl.checkOpen()
+		if err == nil {
+			var lctx context.Context
+			if lctx, err = rl.granted(ctx, owner, a); err == nil {
+				return lctx, a, nil
+			}
 		}
 	}
+	rl.undo(ctx, owner, a)
+	if err == nil {
+		err = rl.checkOpen()
+	}
+	return nil, a, err
+}
+
+// checkOpen returns an error matching relock.ErrClosed once any client
+// has closed.
+func (rl *RedLock) checkOpen() error {
+	for _, n := range rl.nodes {
+		if err := n.Check(); err != nil {
+			return fmt.Errorf("%s: %w", n.Server(), err)
+		}
+	}
+	return nil
 }
 
 // An attempt is one round of acquires on every master.
@@ -228,7 +285,12 @@ func (a *attempt) String() string {
 }
 
 // attempt sends the acquire to every master at once, each call cut off
-// after NodeTimeout (relock's script clients honour deadlines).
+// after NodeTimeout (relock's script clients honour deadlines), or when
+// ctx ends: the undo then releases what may have landed. A re-entry (the
+// owner held the master's record before) is not cut off by ctx, as the
+// undo skips a re-entry that did not answer: it cannot tell an acquire
+// that landed from one that did not, and must not release the holds the
+// owner had.
 func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 	n := len(rl.nodes)
 	a := &attempt{start: time.Now(), acquired: make([]bool, n), had: make([]bool, n), errs: make([]error, n), quorum: rl.quorum}
@@ -237,7 +299,11 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 		field := node.Field(owner)
 		a.had[i] = node.Holding(core.HoldKey{Name: rl.name, Field: field})
 		g.Go(func() error {
-			nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rl.opts.NodeTimeout)
+			base := ctx
+			if a.had[i] {
+				base = context.WithoutCancel(ctx)
+			}
+			nctx, cancel := context.WithTimeout(base, rl.opts.NodeTimeout)
 			defer cancel()
 			reply, err := core.Eval(nctx, node.Scripts, scripts.Acquire, []string{rl.name, rl.keys[2]}, rl.leaseOf(node), field, "0")
 			a.acquired[i] = err == nil && reply == nil
@@ -262,11 +328,12 @@ func (rl *RedLock) leaseOf(node *core.Client) int64 {
 
 // undo releases a failed attempt: on every master where the owner held
 // nothing before (an acquire that timed out may still have landed), and
-// where this attempt re-entered.
+// where this attempt re-entered; not where the acquire could not even
+// connect (it never ran). Each call is cut off after NodeTimeout.
 func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
 	var g errgroup.Group
 	for i, node := range rl.nodes {
-		if a.had[i] && !a.acquired[i] {
+		if (a.had[i] && !a.acquired[i]) || core.IsDialError(a.errs[i]) {
 			continue
 		}
 		g.Go(func() error {
@@ -277,8 +344,13 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
 	_ = g.Wait()
 }
 
+// unlockNode runs the unlock script on one master, cut off after
+// NodeTimeout like an acquire: it goes through the client relock runs
+// acquires through, which neither retries nor outwaits its deadline, so
+// that a dead master costs an Unlock or an undo no more than an attempt.
+// It runs even when ctx is done.
 func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner int64) (any, error) {
-	opctx, cancel := node.OpContext(ctx)
+	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rl.opts.NodeTimeout)
 	defer cancel()
-	return core.Eval(opctx, node.Redis, scripts.Unlock, rl.keys, rl.leaseOf(node), node.Field(owner), node.Publish, "0")
+	return core.Eval(nctx, node.Scripts, scripts.Unlock, rl.keys, rl.leaseOf(node), node.Field(owner), node.PublishArg, "0")
 }

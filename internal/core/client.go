@@ -260,7 +260,7 @@ func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []strin
 			// went.
 			awaitLayout(ctx, cc, keys[0], master)
 		}
-		if !isDialError(err) {
+		if !IsDialError(err) {
 			return v, err
 		}
 		t := time.NewTimer(backoff)
@@ -307,8 +307,9 @@ func awaitLayout(ctx context.Context, cc *redis.ClusterClient, key, master strin
 	}
 }
 
-// isDialError reports an error from connecting, before anything was sent.
-func isDialError(err error) bool {
+// IsDialError reports an error from connecting, before anything was
+// sent: a call that failed so never ran.
+func IsDialError(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
 }
