@@ -276,5 +276,6 @@ const CloseTimeout = core.CloseTimeout
 // service that handles SIGTERM calls it, with the time it can spare,
 // before exiting. Shutdown and Close are idempotent: after the first,
 // they return nil at once. Fixed-lease, read/write and MultiLock member
-// holds are released too; a RedLock's holds are left to their leases.
+// holds are released too, and a RedLock's record on this client's
+// master.
 func (rc *Client) Shutdown(ctx context.Context) error { return rc.c.Shutdown(ctx) }

@@ -331,3 +331,39 @@ func TestTwoDeadMasters(t *testing.T) {
 		t.Fatalf("record left on the live master")
 	}
 }
+
+// TestShutdownReleases: closing one of a RedLock holder's clients
+// releases the record on that client's master at once (not after its
+// lease); the others stay until the holder unlocks.
+func TestShutdownReleases(t *testing.T) {
+	bg := context.Background()
+	servers := shared[:3]
+	rcs := clientsOn(t, servers, nil)
+	name := redistest.Key(t)
+	rl, err := redlock.New(name, rcs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, err := rl.Lock(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := records(t, servers, name); n != 3 {
+		t.Fatalf("%d records after Lock, want 3", n)
+	}
+	if err := rcs[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := servers[0].Client(t).Exists(bg, name).Val(); n != 0 {
+		t.Fatalf("record on the closed client's master still there (PTTL %v)", servers[0].Client(t).PTTL(bg, name).Val())
+	}
+	if n := records(t, servers, name); n != 2 {
+		t.Fatalf("%d records after one client closed, want the other 2", n)
+	}
+	if err := rl.Unlock(ctx); err != nil && !errors.Is(err, relock.ErrClosed) {
+		t.Fatal(err)
+	}
+	if n := records(t, servers, name); n != 0 {
+		t.Fatalf("%d records after Unlock", n)
+	}
+}

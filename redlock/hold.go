@@ -33,6 +33,7 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 				Keys:   []string{rl.name},
 				Args:   []any{core.Millis(node.WatchdogTimeout), key.Field},
 			},
+			Releaser: releaser{rl, node},
 		})
 		if err != nil {
 			// The client closed: take back the holds recorded so far,
@@ -181,4 +182,21 @@ func (rl *RedLock) released(owner int64) {
 	delete(rl.holds, owner)
 	rl.mu.Unlock()
 	h.ends.End(nil)
+}
+
+// A releaser releases an owner's record on one master when that master's
+// client shuts down (core.Releaser): the other masters' records stay
+// until their own clients shut down, or their leases run out.
+type releaser struct {
+	rl   *RedLock
+	node *core.Client
+}
+
+// Release removes field's record on the master, however many holds it
+// counts, bounded by NodeTimeout.
+func (r releaser) Release(ctx context.Context, field string, _ int) error {
+	nctx, cancel := context.WithTimeout(ctx, r.rl.opts.NodeTimeout)
+	defer cancel()
+	_, err := core.Eval(nctx, r.node.Scripts, scripts.Unlock, r.rl.keys, r.rl.leaseOf(r.node), field, r.node.PublishArg, "1")
+	return err
 }
