@@ -334,7 +334,8 @@ func TestTwoDeadMasters(t *testing.T) {
 
 // TestShutdownReleases: closing one of a RedLock holder's clients
 // releases the record on that client's master at once (not after its
-// lease); the others stay until the holder unlocks.
+// lease); the others stay until the holder unlocks. A second one closing
+// leaves too few masters: the holder's context is cancelled.
 func TestShutdownReleases(t *testing.T) {
 	bg := context.Background()
 	servers := shared[:3]
@@ -360,7 +361,19 @@ func TestShutdownReleases(t *testing.T) {
 	if n := records(t, servers, name); n != 2 {
 		t.Fatalf("%d records after one client closed, want the other 2", n)
 	}
-	if err := rl.Unlock(ctx); err != nil && !errors.Is(err, relock.ErrClosed) {
+	if ctx.Err() != nil {
+		t.Fatalf("lock lost with 2 of 3 masters holding: %v", context.Cause(ctx))
+	}
+	// A second client closing leaves one master of three: below quorum,
+	// so the holder is told.
+	if err := rcs[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Second, "holder told of the lost quorum", func() bool { return ctx.Err() != nil })
+	if !errors.Is(context.Cause(ctx), relock.ErrLockLost) {
+		t.Fatalf("cause %v, want ErrLockLost", context.Cause(ctx))
+	}
+	if err := rl.Unlock(ctx); err != nil && !errors.Is(err, relock.ErrClosed) && !errors.Is(err, relock.ErrNotHeld) {
 		t.Fatal(err)
 	}
 	if n := records(t, servers, name); n != 0 {

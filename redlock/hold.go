@@ -84,9 +84,12 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 	return lctx, nil
 }
 
-// nodeEnded counts a master whose hold context ended with a lost lease.
+// nodeEnded counts a master whose hold context ended with a lost lease
+// or its client closed.
 func (rl *RedLock) nodeEnded(owner int64, h *hold, i int, nctx context.Context) {
-	if !errors.Is(context.Cause(nctx), relock.ErrLockLost) {
+	// A closed client released its master's record (Shutdown): that
+	// master no longer holds the lock either.
+	if cause := context.Cause(nctx); !errors.Is(cause, relock.ErrLockLost) && !errors.Is(cause, relock.ErrClosed) {
 		return
 	}
 	rl.mu.Lock()
