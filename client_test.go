@@ -37,18 +37,19 @@ func TestNewBadInput(t *testing.T) {
 // refuses exactly the options the documentation calls invalid. The
 // client is never dialled: New does no I/O for a plain client.
 func FuzzOptions(f *testing.F) {
-	f.Add(int64(0), 0, 0, int64(0))
-	f.Add(int64(time.Second), 1, 1, int64(time.Second))
-	f.Add(int64(-1), 3, -1, int64(1500*time.Microsecond))
-	f.Add(int64(time.Millisecond), 2, 2, int64(time.Minute))
+	f.Add(int64(0), 0, 0, int64(0), int64(0))
+	f.Add(int64(time.Second), 1, 1, int64(time.Second), int64(-1))
+	f.Add(int64(-1), 3, -1, int64(1500*time.Microsecond), int64(time.Hour))
+	f.Add(int64(time.Millisecond), 2, 2, int64(time.Minute), int64(1))
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	f.Cleanup(func() { rdb.Close() })
-	f.Fuzz(func(t *testing.T, watchdog int64, mode, replicas int, syncTimeout int64) {
+	f.Fuzz(func(t *testing.T, watchdog int64, mode, replicas int, syncTimeout, linger int64) {
 		o := &relock.Options{
 			WatchdogTimeout: time.Duration(watchdog),
 			PubSub:          relock.PubSubMode(mode),
 			SyncReplicas:    replicas,
 			SyncTimeout:     time.Duration(syncTimeout),
+			Linger:          time.Duration(linger), // any value: negative turns it off
 		}
 		st := o.SyncTimeout
 		if st == 0 {
