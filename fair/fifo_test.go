@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
 	"github.com/relock-go/relock/internal/locktest"
 	"github.com/relock-go/relock/internal/redistest"
@@ -45,17 +42,8 @@ func TestOnlyHeadWoken(t *testing.T) {
 	muts := make([]*fair.Mutex, waiters)
 	fields := make([]string, waiters)
 	for i := range waiters {
-		// Retries off and deadlines on: relock runs its scripts through
-		// this client and its hook rather than a copy of its own.
-		rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-		t.Cleanup(func() { rdb.Close() })
 		counts[i] = &redistest.ScriptCounter{}
-		rdb.AddHook(counts[i])
-		rc, err := relock.New(rdb, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rc.Close() })
+		rc := srv.Counted(t, counts[i])
 		muts[i] = fair.New(rc, name, nil)
 		acquired[i] = make(chan context.Context, 1)
 		go func() {

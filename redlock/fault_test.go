@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
 	"github.com/relock-go/relock/redlock"
@@ -18,19 +16,6 @@ import (
 // margin is what a bounded operation may take beyond its bound on a
 // loaded machine.
 const margin = 200 * time.Millisecond
-
-// counted returns a relock client on s whose script calls c counts: a
-// go-redis client with retries off and deadlines on is the one relock
-// sends every script through.
-func counted(t *testing.T, s *redistest.Server, c *redistest.ScriptCounter) *relock.Client {
-	t.Helper()
-	o := s.LockOptions()
-	o.MaxRetries, o.ContextTimeoutEnabled = -1, true
-	rdb := redis.NewClient(o)
-	t.Cleanup(func() { rdb.Close() })
-	rdb.AddHook(c)
-	return redistest.Relock(t, rdb, nil)
-}
 
 // eventually polls cond every 5ms until it holds or limit passes.
 func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
@@ -122,7 +107,7 @@ func TestCloseEndsWait(t *testing.T) {
 			counts := make([]redistest.ScriptCounter, len(servers))
 			rcs := make([]*relock.Client, len(servers))
 			for i, s := range servers {
-				rcs[i] = counted(t, s, &counts[i])
+				rcs[i] = s.Counted(t, &counts[i])
 			}
 			waiter, err := redlock.New(name, rcs, nil)
 			if err != nil {
@@ -260,7 +245,7 @@ func TestDeadMaster(t *testing.T) {
 	}
 	const nodeTimeout = 50 * time.Millisecond
 	var count redistest.ScriptCounter
-	wrcs := append([]*relock.Client{counted(t, servers[0], &count)}, clientsOn(t, servers[1:], nil)...)
+	wrcs := append([]*relock.Client{servers[0].Counted(t, &count)}, clientsOn(t, servers[1:], nil)...)
 	waiter, err := redlock.New(name, wrcs, &redlock.Options{NodeTimeout: nodeTimeout, RetryMin: 10 * time.Millisecond, RetryMax: 30 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -8,23 +8,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
 	"github.com/relock-go/relock/reentrant"
 )
 
 func registryOf(name string) string { return "relock_lock_waiters:{" + name + "}" }
-
-// counted returns a relock client whose script calls c counts: relock
-// sends them through the caller's client when it has retries off and
-// deadlines on.
-func counted(t *testing.T, c *redistest.ScriptCounter) *relock.Client {
-	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-	t.Cleanup(func() { rdb.Close() })
-	rdb.AddHook(c)
-	return redistest.Relock(t, rdb, nil)
-}
 
 // eventually polls cond every 5ms until it holds or limit passes.
 func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
@@ -75,7 +63,7 @@ func testRelease(t *testing.T, redisson bool) {
 	muts := make([]*reentrant.Mutex, waiters)
 	for i := range waiters {
 		counts[i] = &redistest.ScriptCounter{}
-		muts[i] = reentrant.New(counted(t, counts[i]), name, nil)
+		muts[i] = reentrant.New(srv.Counted(t, counts[i]), name, nil)
 		acquired[i] = make(chan context.Context, 1)
 		go func() {
 			ctx, err := muts[i].Lock(bg)

@@ -3,8 +3,11 @@ package redistest
 import (
 	"context"
 	"sync/atomic"
+	"testing"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
 )
 
 // A ScriptCounter is a go-redis hook that counts the script calls (EVAL,
@@ -36,4 +39,18 @@ func (s *ScriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // ProcessPipelineHook is part of redis.Hook.
 func (s *ScriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
+}
+
+// Counted returns a relock client on s, as the limited user, whose script
+// calls c counts: its go-redis client has retries off and deadlines on,
+// so relock sends every script through it rather than through a copy of
+// its own. Both close when tb ends.
+func (s *Server) Counted(tb testing.TB, c *ScriptCounter) *relock.Client {
+	tb.Helper()
+	o := s.LockOptions()
+	o.MaxRetries, o.ContextTimeoutEnabled = -1, true
+	rdb := redis.NewClient(o)
+	tb.Cleanup(func() { rdb.Close() })
+	rdb.AddHook(c)
+	return Relock(tb, rdb, nil)
 }
