@@ -3,7 +3,6 @@ package fair
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,24 +36,16 @@ func (m *Mutex) acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mod
 // client's waiters, each tagged with its owner number. (Redisson clients
 // wake a waiter on its own channel, "<prefix>:<owner field>": see Ops.Foreign.)
 func (m *Mutex) channel(field string) (string, string) {
-	return m.clientChannel, field[strings.LastIndexByte(field, ':')+1:]
+	return m.clientChannel, hashlock.Tag(field)
 }
 
 func (m *Mutex) giveUp(ctx context.Context, f hashlock.Field, holding bool) error {
-	var held any = "0"
-	if holding {
-		held = "1"
-	}
-	_, err := core.Eval(ctx, m.l.C.Redis, scripts.FairGiveUp, m.keys, f.Arg, m.waitArg, m.l.C.PublishArg, m.l.LeaseArg(), held)
+	_, err := core.Eval(ctx, m.l.C.Redis, scripts.FairGiveUp, m.keys, f.Arg, m.waitArg, m.l.C.PublishArg, m.l.LeaseArg(), core.Flag(holding))
 	return err
 }
 
 func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
-	var one any = "0"
-	if last {
-		one = "1"
-	}
-	return core.Eval(ctx, rdb, scripts.FairUnlock, m.keys, m.l.LeaseArg(), f.Arg, m.l.C.PublishArg, one)
+	return core.Eval(ctx, rdb, scripts.FairUnlock, m.keys, m.l.LeaseArg(), f.Arg, m.l.C.PublishArg, core.Flag(last))
 }
 
 func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {

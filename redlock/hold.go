@@ -198,8 +198,6 @@ type releaser struct {
 // Release removes field's record on the master, however many holds it
 // counts, bounded by NodeTimeout.
 func (r releaser) Release(ctx context.Context, field string, _ int) error {
-	nctx, cancel := context.WithTimeout(ctx, r.rl.opts.NodeTimeout)
-	defer cancel()
-	_, err := core.Eval(nctx, r.node.Scripts, scripts.Unlock, r.rl.keys, r.rl.leaseOf(r.node), field, r.node.PublishArg, "1")
+	_, err := r.rl.unlockField(ctx, r.node, field, true)
 	return err
 }

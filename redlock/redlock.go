@@ -350,7 +350,14 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
 // that a dead master costs an Unlock or an undo no more than an attempt.
 // It runs even when ctx is done.
 func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner int64) (any, error) {
-	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rl.opts.NodeTimeout)
+	return rl.unlockField(context.WithoutCancel(ctx), node, node.Field(owner), false)
+}
+
+// unlockField releases one hold of field on node's master or, with all,
+// every hold it counts, through the no-retry client and bounded by
+// NodeTimeout.
+func (rl *RedLock) unlockField(ctx context.Context, node *core.Client, field string, all bool) (any, error) {
+	nctx, cancel := context.WithTimeout(ctx, rl.opts.NodeTimeout)
 	defer cancel()
-	return core.Eval(nctx, node.Scripts, scripts.Unlock, rl.keys, rl.leaseOf(node), node.Field(owner), node.PublishArg, "0")
+	return core.Eval(nctx, node.Scripts, scripts.Unlock, rl.keys, rl.leaseOf(node), field, node.PublishArg, core.Flag(all))
 }

@@ -3,7 +3,6 @@ package reentrant
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -58,20 +57,17 @@ func taken(reply any, i int) (hashlock.Result, error) {
 // its owner number (waiters_prelude.lua). Redisson's releases wake
 // waiters on the lock channel itself (Ops.Foreign).
 func (m *Mutex) waitChannel(field string) (string, string) {
-	return m.clientChannel, field[strings.LastIndexByte(field, ':')+1:]
+	return m.clientChannel, hashlock.Tag(field)
 }
 
 func (m *Mutex) giveUp(ctx context.Context, f hashlock.Field, holding bool) error {
-	var fenced any = "0"
-	if m.fencing {
-		fenced = "1"
-	}
-	_, err := core.Eval(ctx, m.l.C.Redis, scripts.GiveUp, m.keys, f.Arg, m.l.C.PublishArg, m.l.LeaseArg(), flag(holding), fenced)
+	_, err := core.Eval(ctx, m.l.C.Redis, scripts.GiveUp, m.keys, f.Arg, m.l.C.PublishArg, m.l.LeaseArg(),
+		core.Flag(holding), core.Flag(m.fencing))
 	return err
 }
 
 func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
-	return core.Eval(ctx, rdb, scripts.Unlock, m.keys, m.l.LeaseArg(), f.Arg, m.l.C.PublishArg, flag(last))
+	return core.Eval(ctx, rdb, scripts.Unlock, m.keys, m.l.LeaseArg(), f.Arg, m.l.C.PublishArg, core.Flag(last))
 }
 
 func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {
@@ -82,12 +78,4 @@ func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {
 func fencedAcquired(reply any) bool {
 	pair, ok := reply.([]any)
 	return ok && len(pair) == 2 && pair[0] == int64(1)
-}
-
-// flag is a script's yes-or-no argument, boxed without allocating.
-func flag(b bool) any {
-	if b {
-		return "1"
-	}
-	return "0"
 }

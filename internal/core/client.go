@@ -334,5 +334,14 @@ func OptionalString(cmd *redis.StringCmd) (s string, ok bool, err error) {
 	return s, err == nil, err
 }
 
+// Flag is a script's yes-or-no argument, "1" or "0", boxed without
+// allocating.
+func Flag(b bool) any {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
 // Millis renders d for PEXPIRE-style arguments.
 func Millis(d time.Duration) int64 { return d.Milliseconds() }

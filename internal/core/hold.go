@@ -58,7 +58,7 @@ type Grant struct {
 	Token   int64            // fencing token, 0 if none
 	// Releaser, if set, releases the hold when the client shuts down.
 	Releaser Releaser
-	// Handoff marks a hold handed over in Redis (a fair lock's grant),
+	// Handoff marks a hold handed over in Redis (a release's grant),
 	// which Redis counts once: it is recorded only if the owner has no
 	// hold on this client yet (see ErrHoldTaken).
 	Handoff bool
@@ -235,8 +235,4 @@ func (c *Client) Holds(key HoldKey) int {
 }
 
 // Holding reports whether key has a local hold.
-func (c *Client) Holding(key HoldKey) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.holds[key] != nil
-}
+func (c *Client) Holding(key HoldKey) bool { return c.Holds(key) > 0 }

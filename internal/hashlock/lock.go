@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -104,6 +105,12 @@ type Ops struct {
 	// Renewal is the watchdog's renewal of field's holds; nil renews the
 	// hash while field exists.
 	Renewal func(f Field) watchdog.Renewal
+}
+
+// Tag is a waiter's tag on its client's channel: the owner number that
+// ends field, "<client id>:<owner>".
+func Tag(field string) string {
+	return field[strings.LastIndexByte(field, ':')+1:]
 }
 
 // A Field is an owner's hash field (Ops.Field applied) and the same value
@@ -294,7 +301,8 @@ func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
 }
 
 // Handoff takes a lock the releaser's script handed to this waiter
-// (fair_prelude.lua's hand_over), note being the lease in ms it set. The
+// (fair_prelude.lua's hand_over, waiters_prelude.lua's hand_on), note
+// being the lease in ms it set. The
 // lease bound must rest on an instant that precedes the grant: the send
 // time of the last attempt that found the lock taken, which the grant
 // followed, as the waiter was queued by then. When that instant is too
@@ -315,8 +323,7 @@ func (a *acquire) Handoff(note string) (bool, error) {
 		opctx, cancel := l.C.OpContext(a.ctx)
 		defer cancel()
 		g.Sent = time.Now()
-		r := l.renewal(a.f)
-		n, err := core.Eval(opctx, l.C.Redis, r.Script, r.Keys, l.leaseArg, a.f.Arg)
+		n, err := core.Eval(opctx, l.C.Redis, scripts.Renew, l.renewKeys, l.leaseArg, a.f.Arg)
 		if err != nil || n != int64(1) {
 			return false, nil
 		}
