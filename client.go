@@ -22,9 +22,17 @@ const DefaultWatchdogTimeout = 30 * time.Second
 // MinWatchdogTimeout is the shortest WatchdogTimeout New accepts.
 const MinWatchdogTimeout = 10 * time.Millisecond
 
-// DefaultSyncTimeout is how long an acquire waits for replicas when
-// Options.SyncReplicas is set, Redisson's slavesSyncTimeout.
+// DefaultSyncTimeout is how long an acquire waits for replicas
+// (Options.SyncReplicas), Redisson's slavesSyncTimeout.
 const DefaultSyncTimeout = time.Second
+
+// Options.SyncReplicas values beside a count of replicas.
+const (
+	// SyncAuto waits for the replicas the master reports: the default.
+	SyncAuto = core.SyncAuto
+	// SyncOff turns replica sync off; any negative value does.
+	SyncOff = -1
+)
 
 // PubSubMode selects how release messages travel.
 type PubSubMode int
@@ -61,17 +69,32 @@ type Options struct {
 	// Default slog.Default().
 	Logger *slog.Logger
 
-	// SyncReplicas, when positive, makes every acquire wait until that
-	// many replicas of the master have it (WAIT, sent on the same
-	// connection right after the acquire script), so that a failover to
-	// one of them keeps the lock. An acquire that fewer replicas confirm
-	// within SyncTimeout is undone and reported as an error matching
-	// ErrNotAcquired. Default 0: no waiting, and a failover may lose a
-	// lock the old master had not yet replicated.
+	// SyncReplicas sets replica sync, which keeps a lock through a
+	// failover: a replica promoted after the acquire returned has it.
+	//
+	// Zero, the default (SyncAuto), makes every acquire wait after its
+	// script, on the same connection, until the replicas the master
+	// reports as connected have it (WAIT; WAITAOF, which also waits for
+	// the master's own fsync, when the master writes an append-only file
+	// and runs Redis 7.2 or later), as Redisson does by default. An
+	// acquire that none of them confirms within SyncTimeout is undone and
+	// reported as an error matching ErrNotAcquired. A master with neither
+	// replicas nor an append-only file costs nothing more. The master's
+	// report (INFO server, replication and persistence, one round trip)
+	// is read again once a second, and as soon as a WAIT counts another
+	// number of replicas than it named, so the client's ACL user needs
+	// INFO (and WAITAOF with an append-only file).
+	//
+	// Positive waits for that many replicas, and fails an acquire that
+	// fewer confirm. Negative (SyncOff) turns replica sync off: no
+	// waiting, and a failover may lose a lock the old master had not yet
+	// replicated.
 	SyncReplicas int
 
 	// SyncTimeout bounds the wait for replicas. Default
-	// DefaultSyncTimeout; it must be a whole number of milliseconds.
+	// DefaultSyncTimeout, or half the go-redis client's ReadTimeout when
+	// that is shorter; it must be a whole number of milliseconds, and
+	// below the ReadTimeout.
 	SyncTimeout time.Duration
 
 	// Linger is how long a lock's release channel stays subscribed
@@ -133,16 +156,16 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if o.Linger == 0 {
 		o.Linger = DefaultLinger
 	}
+	syncing, rt := o.SyncReplicas >= 0, readTimeout(rdb)
 	switch {
-	case o.SyncReplicas < 0 || o.SyncTimeout < 0:
-		return nil, fmt.Errorf("relock: negative SyncReplicas or SyncTimeout: %w", ErrInvalidArgument)
-	case o.SyncTimeout == 0:
-		o.SyncTimeout = DefaultSyncTimeout
+	case o.SyncTimeout < 0:
+		return nil, fmt.Errorf("relock: negative SyncTimeout: %w", ErrInvalidArgument)
 	case o.SyncTimeout%time.Millisecond != 0:
 		return nil, fmt.Errorf("relock: SyncTimeout %v is not whole milliseconds: %w", o.SyncTimeout, ErrInvalidArgument)
-	}
-	if rt := readTimeout(rdb); o.SyncReplicas > 0 && rt > 0 && o.SyncTimeout >= rt {
+	case syncing && rt > 0 && o.SyncTimeout >= rt:
 		return nil, fmt.Errorf("relock: SyncTimeout %v not below the client's ReadTimeout %v: %w", o.SyncTimeout, rt, ErrInvalidArgument)
+	case o.SyncTimeout == 0:
+		o.SyncTimeout = defaultSyncTimeout(rt)
 	}
 	if _, cluster := rdb.(*redis.ClusterClient); o.PubSub == PubSubSharded && !cluster {
 		return nil, fmt.Errorf("relock: PubSubSharded needs a *redis.ClusterClient: %w", ErrInvalidArgument)
@@ -166,6 +189,16 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	c.SyncReplicas, c.SyncTimeout = o.SyncReplicas, o.SyncTimeout
 	c.Hub.SetLinger(o.Linger, MaxLingering)
 	return &Client{c: c}, nil
+}
+
+// defaultSyncTimeout is DefaultSyncTimeout, or half of a shorter read
+// timeout rt (whole milliseconds, at least one), so that a WAIT that runs
+// out answers before the connection's deadline.
+func defaultSyncTimeout(rt time.Duration) time.Duration {
+	if rt <= 0 || rt > DefaultSyncTimeout {
+		return DefaultSyncTimeout
+	}
+	return max(rt/2, time.Millisecond).Truncate(time.Millisecond)
 }
 
 // readTimeout is rdb's read timeout where it can be read, else 0.

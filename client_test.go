@@ -51,14 +51,11 @@ func FuzzOptions(f *testing.F) {
 			SyncTimeout:     time.Duration(syncTimeout),
 			Linger:          time.Duration(linger), // any value: negative turns it off
 		}
-		st := o.SyncTimeout
-		if st == 0 {
-			st = relock.DefaultSyncTimeout
-		}
+		st, rt := o.SyncTimeout, rdb.Options().ReadTimeout
 		valid := (o.WatchdogTimeout == 0 || o.WatchdogTimeout >= relock.MinWatchdogTimeout) &&
 			(o.PubSub == relock.PubSubAuto || o.PubSub == relock.PubSubGlobal) &&
-			replicas >= 0 && syncTimeout >= 0 && st%time.Millisecond == 0 &&
-			(replicas == 0 || st < rdb.Options().ReadTimeout)
+			st >= 0 && st%time.Millisecond == 0 &&
+			(replicas < 0 || st == 0 || st < rt) // negative replicas: sync off
 		rc, err := relock.New(rdb, o)
 		if valid != (err == nil) {
 			t.Fatalf("New(%+v) = %v; valid by the documented rules: %v", *o, err, valid)

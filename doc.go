@@ -29,4 +29,22 @@
 // let someone else in. Work that must not overlap a successor's should
 // check that context, and writes to other systems should carry a fencing
 // token (reentrant.Options.Fencing) that those systems check.
+//
+// # Failover
+//
+// Redis replicates asynchronously, so a master that fails right after
+// granting a lock may be replaced by a replica that never saw it. By
+// default every acquire waits, on its own connection, until the replicas
+// the master reports as connected have it (WAIT, or WAITAOF with an
+// append-only file), and an acquire none of them confirms is undone and
+// reported as ErrNotAcquired, as Redisson's checkLockSyncedSlaves does.
+// Options.SyncReplicas sets a fixed count or turns this off (SyncOff).
+//
+// # Shutting down
+//
+// Close, or Shutdown with a context of the caller's, ends every wait with
+// ErrClosed, cancels the contexts of the locks the Client still holds
+// with cause ErrClosed, and then releases those locks in Redis, so that
+// waiters elsewhere get them at once rather than after the lease. Call
+// it when the process is asked to stop (SIGTERM).
 package relock

@@ -14,7 +14,10 @@ import (
 // env is what every scenario shares: the server, an admin client that
 // reads its statistics, the run's settings and the progress line.
 type env struct {
-	addr  string
+	addr string
+	// srv is the redis-server the benchmark started at addr; nil with
+	// -redis.
+	srv   *server
 	admin *redis.Client
 	cfg   config
 	// pingUs is the p50 PING round trip measured at the start, the unit

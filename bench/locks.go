@@ -44,6 +44,10 @@ type openOpts struct {
 	// WatchdogTimeout, rueidislock's KeyValidity, redsync's expiry,
 	// redislock's TTL. renew is how often it is renewed.
 	lease, renew time.Duration
+	// syncOff turns relock's replica sync off (Options.SyncReplicas
+	// SyncOff) where its default waits for the master's replicas; the
+	// peers have no replica sync and ignore it.
+	syncOff bool
 }
 
 // A locker is one client of a kind: one "process" with its own
@@ -135,7 +139,11 @@ func openRelock(fairLock bool) func(string, openOpts) (locker, error) {
 		if o.probe != nil {
 			rdb.AddHook(goredisHook{o.probe})
 		}
-		rc, err := relock.New(rdb, &relock.Options{WatchdogTimeout: o.lease, Logger: quiet})
+		opts := &relock.Options{WatchdogTimeout: o.lease, Logger: quiet}
+		if o.syncOff {
+			opts.SyncReplicas = relock.SyncOff
+		}
+		rc, err := relock.New(rdb, opts)
 		if err != nil {
 			rdb.Close()
 			return nil, err

@@ -2,16 +2,18 @@
 // pick instead (redsync, redislock, rueidislock), each in its default and
 // one tuned configuration, on one real redis-server in one run: the
 // uncontended round-trip cost, throughput and fairness under contention,
-// many locks, lease renewal of many held locks, and many waiting
-// goroutines. It writes a Markdown report, a JSON file of every figure
-// and an SVG chart.
+// many locks, lease renewal of many held locks, many waiting goroutines,
+// and what relock's replica sync adds to the uncontended cost with one
+// replica attached. It writes a Markdown report, a JSON file of every
+// figure and an SVG chart.
 //
 //	cd bench && go run .            # full run, a few minutes
 //	cd bench && go run . -quick     # smoke run, seconds
 //
 // Without -redis it starts its own redis-server on a free loopback port
-// and stops it at the end; with -redis it uses lock names starting with
-// "relock-bench:" on that server and changes nothing else.
+// (and, for the replica scenario, a replica of it) and stops it at the
+// end; with -redis it uses lock names starting with "relock-bench:" on
+// that server and changes nothing else, and skips the replica scenario.
 package main
 
 import (
@@ -36,7 +38,7 @@ func run() int {
 	out := flag.String("out", "results", "directory for results.md, results.json and results.svg")
 	quick := flag.Bool("quick", false, "smoke run: tiny sizes, seconds (for CI)")
 	only := flag.String("only", "", "comma-separated substrings: run only the kinds whose name contains one")
-	scen := flag.String("scenarios", "abcde", "scenarios to run: a uncontended, b contended (and f FIFO), c many locks, d watchdog, e waiters")
+	scen := flag.String("scenarios", "abcder", "scenarios to run: a uncontended, b contended (and f FIFO), c many locks, d watchdog, e waiters, r uncontended with one replica (not with -redis)")
 	render := flag.String("render", "", "write results.md and results.svg again from this results.json, measuring nothing")
 	flag.Parse()
 	if *render != "" {
@@ -83,7 +85,7 @@ func run() int {
 			ks = append(ks, k)
 		}
 	}
-	e := &env{addr: *addr, admin: admin, cfg: cfg, began: time.Now()}
+	e := &env{addr: *addr, srv: srv, admin: admin, cfg: cfg, began: time.Now()}
 	has := func(s byte) bool { return strings.IndexByte(*scen, s) >= 0 }
 	per := 0
 	for _, s := range []byte("ace d") {
@@ -95,6 +97,9 @@ func run() int {
 		per += len(contendedCells(cfg))
 	}
 	e.steps = per * len(ks)
+	if has('r') {
+		e.steps += len(replicaRows(ks))
+	}
 
 	r := &report{Meta: meta{
 		Started:   time.Now().UTC().Format(time.RFC3339),
@@ -119,7 +124,7 @@ func run() int {
 
 	if has('a') {
 		for _, k := range ks {
-			res, err := e.runUncontended(k)
+			res, err := e.runUncontended(k, openOpts{})
 			res.Err = errText(err)
 			r.Uncontended = append(r.Uncontended, res)
 			e.progress("uncontended  %-20s Lock+Unlock p50 %6.1fus  (%.2fx two PINGs; two empty scripts %.2fx)%s", k.ID, res.LockUnlock.P50, res.Ratio, res.FloorRatio, errSuffix(err))
@@ -162,6 +167,11 @@ func run() int {
 			e.progress("waiters      %-20s %d waiters: %d conns (%d listening), %6.0f B/waiter, %8.0f cmds/s%s",
 				k.ID, res.Waiters, res.Connections, res.Listening, res.BytesPerWaitr, res.CmdsPerSec, errSuffix(err))
 		}
+	}
+	// Last: a replica attached to the server would change what the
+	// others measure.
+	if has('r') {
+		r.Replica = e.runReplicaSync(ks)
 	}
 	r.Meta.Seconds = round1(time.Since(e.began).Seconds())
 	r.Targets = r.targets()

@@ -16,6 +16,7 @@ type report struct {
 	Many        []cellResult        `json:"many_locks"`
 	Watchdog    []watchdogResult    `json:"watchdog"`
 	Waiters     []waitersResult     `json:"waiters"`
+	Replica     []replicaResult     `json:"replica_sync"`
 	Targets     []target            `json:"targets"`
 }
 
@@ -91,6 +92,9 @@ func (r *report) failures() (relock, peers int) {
 		count(x.Kind, x.Err)
 	}
 	for _, x := range r.Waiters {
+		count(x.Kind, x.Err)
+	}
+	for _, x := range r.Replica {
 		count(x.Kind, x.Err)
 	}
 	return relock, peers
@@ -423,6 +427,26 @@ func (r *report) markdown() string {
 				}
 			}
 			t.row(row...)
+		}
+	}
+
+	if len(r.Replica) > 0 {
+		b.WriteString("\n## (r) Uncontended Lock+Unlock with one replica\n\n")
+		b.WriteString("Scenario (a) again, with a second redis-server on loopback replicating the benchmark's server. " +
+			"By default (Options.SyncReplicas SyncAuto) relock pipelines `WAIT <replicas> <SyncTimeout>` behind every acquire script, on the same connection, when the master reports replicas (INFO, read at most once a second), " +
+			"so that Lock returns once the replica has the lock: each relock lock runs with its defaults (sync **on**) and with `SyncReplicas: relock.SyncOff` (sync **off**). " +
+			"The first peer, which never waits for replicas, runs on the same server for reference (sync **peer**). " +
+			"**p50 / 2 PINGs p50** and **cmds per Lock+Unlock** as in (a), the replica's REPLCONF ACKs left out; **WAITs per Lock+Unlock**: WAIT calls the master ran (INFO commandstats).\n\n")
+		t.header(2, "lock", "sync", "p50", "p99", "p50 / 2 PINGs p50", "cmds per Lock+Unlock", "WAITs per Lock+Unlock")
+		for _, x := range r.Replica {
+			switch {
+			case x.Skipped != "":
+				t.row(x.Kind, x.Sync, "skipped: "+x.Skipped)
+			case x.Err != "":
+				t.row(x.Kind, x.Sync, "error: "+x.Err)
+			default:
+				t.row(x.Kind, x.Sync, us(x.LockUnlock.P50), us(x.LockUnlock.P99), fmt.Sprintf("%.2f×", x.Ratio), num(x.CmdsPerOp), num(x.Waits))
+			}
 		}
 	}
 	return b.String()

@@ -17,7 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A server is the redis-server process the benchmark started, or nil
+// A server is a redis-server process the benchmark started, or nil
 // fields when it runs against -redis.
 type server struct {
 	addr string
@@ -25,11 +25,15 @@ type server struct {
 	dir  string
 	done chan struct{}
 	once sync.Once // stop
+
+	mu       sync.Mutex // guards replicas
+	replicas []*server  // started by startReplica; stop stops them too
 }
 
 // startServer starts redis-server on a free loopback port, with
-// persistence off, and waits until it answers.
-func startServer() (*server, error) {
+// persistence off and extra appended to its arguments, and waits until it
+// answers.
+func startServer(extra ...string) (*server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, errors.New("redis-server is not installed (on Debian: apt-get install redis-server), " +
@@ -46,7 +50,7 @@ func startServer() (*server, error) {
 			continue
 		}
 		s := &server{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir}
-		if err = s.exec(bin, port); err == nil {
+		if err = s.exec(bin, port, extra); err == nil {
 			return s, nil
 		}
 	}
@@ -63,8 +67,8 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func (s *server) exec(bin string, port int) error {
-	s.cmd = exec.Command(bin,
+func (s *server) exec(bin string, port int, extra []string) error {
+	args := []string{
 		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
 		"--save", "",
@@ -74,7 +78,8 @@ func (s *server) exec(bin string, port int) error {
 		"--loglevel", "warning",
 		// 10k waiting goroutines of a polling peer open many connections.
 		"--maxclients", "20000",
-	)
+	}
+	s.cmd = exec.Command(bin, append(args, extra...)...)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var out strings.Builder
 	s.cmd.Stdout, s.cmd.Stderr = &out, &out
@@ -112,9 +117,33 @@ func (s *server) kill() {
 	}
 }
 
-// stop kills the server and removes its directory, once.
+// startReplica starts a redis-server on a free loopback port replicating
+// s (--replicaof), and waits until it answers; it may still be syncing.
+// s.stop stops it too.
+func (s *server) startReplica() (*server, error) {
+	host, port, err := net.SplitHostPort(s.addr)
+	if err != nil {
+		return nil, err
+	}
+	r, err := startServer("--replicaof", host, port)
+	if err != nil {
+		return nil, fmt.Errorf("replica: %w", err)
+	}
+	s.mu.Lock()
+	s.replicas = append(s.replicas, r)
+	s.mu.Unlock()
+	return r, nil
+}
+
+// stop kills the server and its replicas and removes their directories,
+// once.
 func (s *server) stop() {
 	s.once.Do(func() {
+		s.mu.Lock()
+		for _, r := range s.replicas {
+			r.stop()
+		}
+		s.mu.Unlock()
 		s.kill()
 		if s.dir != "" {
 			os.RemoveAll(s.dir)

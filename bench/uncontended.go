@@ -23,6 +23,9 @@ type uncontendedResult struct {
 	FloorRatio float64 `json:"two_empty_evalsha_p50_over_two_pings_p50"`
 	Calls      float64 `json:"client_calls_per_lock_unlock"`
 	CmdsPerOp  float64 `json:"redis_commands_per_lock_unlock"`
+	// Waits is the WAIT calls per Lock+Unlock: relock's replica sync sends
+	// one behind each acquire while the master reports replicas.
+	Waits float64 `json:"waits_per_lock_unlock"`
 	// Stuck counts Lock calls on the free lock that had not returned
 	// after stuckAfter and were abandoned.
 	Stuck int    `json:"stuck_calls"`
@@ -32,10 +35,13 @@ type uncontendedResult struct {
 // emptyScript measures what Lua itself costs a round trip.
 var emptyScript = redis.NewScript("return 1")
 
-func (e *env) runUncontended(k kind) (uncontendedResult, error) {
+// runUncontended measures k's Lock+Unlock opened with o, whose probe it
+// sets.
+func (e *env) runUncontended(k kind, o openOpts) (uncontendedResult, error) {
 	res := uncontendedResult{Kind: k.ID}
 	p := &probe{}
-	l, err := k.open(e.addr, openOpts{probe: p})
+	o.probe = p
+	l, err := k.open(e.addr, o)
 	if err != nil {
 		return res, err
 	}
@@ -109,8 +115,10 @@ func (e *env) runUncontended(k kind) (uncontendedResult, error) {
 	res.Ratio = round2(res.LockUnlock.P50 / res.Ping.P50)
 	res.FloorRatio = round2(res.Floor.P50 / res.Ping.P50)
 	res.Calls = round2(float64(p.calls.Load()-calls0) / float64(n))
-	// The PINGs and empty scripts are the benchmark's, not the lock's.
-	res.CmdsPerOp = round2(float64(d.sent(k.inner)-d.calls["ping"]-int64(2*len(floors))) / float64(n))
+	// The PINGs and empty scripts are the benchmark's, not the lock's,
+	// and REPLCONF ACKs a replica's.
+	res.CmdsPerOp = round2(float64(d.sent(k.inner)-d.calls["ping"]-int64(2*len(floors))-d.calls["replconf"]) / float64(n))
+	res.Waits = round2(float64(d.calls["wait"]) / float64(n))
 	return res, nil
 }
 

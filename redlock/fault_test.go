@@ -197,8 +197,8 @@ func TestCloseEndsWait(t *testing.T) {
 
 // TestDeadMaster: with one of three masters killed, Lock, Unlock, a
 // refused TryLock(0) (an attempt and its undo) and the hand-off to a
-// waiter each take about NodeTimeout per call to the dead master, not
-// the retries of the caller's client (1.7s and more).
+// waiter each take at most about NodeTimeout, not the retries of the
+// caller's client (1.7s and more).
 func TestDeadMaster(t *testing.T) {
 	servers := startServers(t, 3)
 	servers[2].Kill()
@@ -221,8 +221,8 @@ func TestDeadMaster(t *testing.T) {
 	// A refused attempt is undone, on the dead master too: while
 	// go-redis is still dialling it, the acquire fails with the call's
 	// deadline rather than a dial error, so it may have been sent. The
-	// attempt and its undo each take NodeTimeout there.
-	within(t, 2*redlock.DefaultNodeTimeout+margin, "a refused TryLock(0)", func() {
+	// undo there runs in the background: the call takes one NodeTimeout.
+	within(t, bound, "a refused TryLock(0)", func() {
 		if _, err := other.TryLock(context.Background(), 0); !errors.Is(err, relock.ErrNotAcquired) {
 			t.Errorf("TryLock(0) of a held lock = %v, want ErrNotAcquired", err)
 		}
@@ -286,6 +286,54 @@ func TestDeadMaster(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("waiter not granted 10s after the release")
 	}
+	if n := records(t, servers[:2], name); n != 0 {
+		t.Fatalf("records left on %d live masters", n)
+	}
+}
+
+// TestFrozenMaster: with one of three masters frozen (SIGSTOP: it
+// accepts connections and answers nothing), every call still takes at
+// most about NodeTimeout: the refused TryLock(0) leaves its undo on the
+// frozen master to the background, and a Close waits for that undo.
+func TestFrozenMaster(t *testing.T) {
+	servers := startServers(t, 3)
+	if err := servers[2].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = servers[2].Resume() })
+	name := redistest.Key(t)
+	holder, err := redlock.New(name, clientsOn(t, servers, nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := redlock.DefaultNodeTimeout + margin
+	var hctx context.Context
+	within(t, bound, "Lock", func() { hctx, err = holder.Lock(context.Background()) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	orcs := clientsOn(t, servers, nil)
+	other, err := redlock.New(name, orcs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	within(t, bound, "a refused TryLock(0)", func() {
+		if _, err := other.TryLock(context.Background(), 0); !errors.Is(err, relock.ErrNotAcquired) {
+			t.Errorf("TryLock(0) of a held lock = %v, want ErrNotAcquired", err)
+		}
+	})
+	// The undo on the frozen master is still under way; Close waits for
+	// it, which NodeTimeout bounds.
+	within(t, bound, "Close after a refused TryLock(0)", func() {
+		if err := orcs[2].Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	within(t, bound, "Unlock", func() {
+		if err := holder.Unlock(hctx); err != nil {
+			t.Error(err)
+		}
+	})
 	if n := records(t, servers[:2], name); n != 0 {
 		t.Fatalf("records left on %d live masters", n)
 	}

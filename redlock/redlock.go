@@ -170,11 +170,16 @@ func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (context.Conte
 	deadline := time.Now().Add(bound)
 	var retry *time.Timer
 	var cases []reflect.SelectCase // the wait's: retry timer, ctx, every client's hub
+	// undos: the undo of the last round on masters that did not answer,
+	// which the call does not wait for unless it tries again: an undo
+	// that came after the next acquire would release it.
+	var undos sync.WaitGroup
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("redlock: lock %q: %w: %w", rl.name, relock.ErrNotAcquired, err)
 		}
-		lctx, a, err := rl.round(ctx, owner)
+		undos.Wait()
+		lctx, a, err := rl.round(ctx, owner, &undos)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("redlock: lock %q: %w", rl.name, err)
@@ -217,7 +222,7 @@ func (rl *RedLock) waitCases(ctx context.Context, retry *time.Timer) []reflect.S
 // that closed fails the round with ErrClosed, after the attempt is undone
 // on every master: nothing taken is left locked. It returns the lock
 // context, or the failed attempt.
-func (rl *RedLock) round(ctx context.Context, owner int64) (context.Context, *attempt, error) {
+func (rl *RedLock) round(ctx context.Context, owner int64, undos *sync.WaitGroup) (context.Context, *attempt, error) {
 	for _, n := range rl.nodes {
 		end, err := n.Begin()
 		if err != nil {
@@ -236,7 +241,7 @@ func (rl *RedLock) round(ctx context.Context, owner int64) (context.Context, *at
 			}
 		}
 	}
-	rl.undo(ctx, owner, a)
+	rl.undo(ctx, owner, a, undos)
 	if err == nil {
 		err = rl.checkOpen()
 	}
@@ -305,7 +310,7 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 			}
 			nctx, cancel := context.WithTimeout(base, rl.opts.NodeTimeout)
 			defer cancel()
-			reply, err := core.Eval(nctx, node.Scripts, scripts.Acquire, []string{rl.name, rl.keys[2]}, rl.leaseOf(node), field, "0")
+			reply, err := core.EvalWithin(nctx, node.Scripts, scripts.Acquire, []string{rl.name, rl.keys[2]}, rl.leaseOf(node), field, "0")
 			a.acquired[i] = err == nil && reply == nil
 			if err != nil {
 				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
@@ -329,15 +334,27 @@ func (rl *RedLock) leaseOf(node *core.Client) int64 {
 // undo releases a failed attempt: on every master where the owner held
 // nothing before (an acquire that timed out may still have landed), and
 // where this attempt re-entered; not where the acquire could not even
-// connect (it never ran). Each call is cut off after NodeTimeout.
-func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
+// connect (it never ran). Each call is cut off after NodeTimeout. undo
+// waits for the masters that answered the attempt; on those that did
+// not, which may not answer the undo either, it runs in the background
+// (core.Client.Background, which the client's Shutdown waits for) and
+// counts in undos.
+func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt, undos *sync.WaitGroup) {
 	var g errgroup.Group
 	for i, node := range rl.nodes {
 		if (a.had[i] && !a.acquired[i]) || core.IsDialError(a.errs[i]) {
 			continue
 		}
+		undoNode := func() { _, _ = rl.unlockNode(ctx, node, owner) }
+		if core.Unanswered(a.errs[i]) {
+			undos.Add(1)
+			if node.Background(func() { defer undos.Done(); undoNode() }) {
+				continue
+			}
+			undos.Done()
+		}
 		g.Go(func() error {
-			_, _ = rl.unlockNode(ctx, node, owner)
+			undoNode()
 			return nil
 		})
 	}
@@ -359,5 +376,5 @@ func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner int6
 func (rl *RedLock) unlockField(ctx context.Context, node *core.Client, field string, all bool) (any, error) {
 	nctx, cancel := context.WithTimeout(ctx, rl.opts.NodeTimeout)
 	defer cancel()
-	return core.Eval(nctx, node.Scripts, scripts.Unlock, rl.keys, rl.leaseOf(node), field, node.PublishArg, core.Flag(all))
+	return core.EvalWithin(nctx, node.Scripts, scripts.Unlock, rl.keys, rl.leaseOf(node), field, node.PublishArg, core.Flag(all))
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
 	"github.com/relock-go/relock/reentrant"
@@ -16,21 +18,28 @@ import (
 // and waits until the replica is in sync.
 func replicated(t *testing.T) (master, replica *redistest.Server) {
 	t.Helper()
-	master = redistest.Start(t)
+	// No delay before the first sync of a replica (Redis 7 waits 5 s
+	// for more replicas to share a diskless one).
+	master = redistest.Start(t, "--repl-diskless-sync-delay", "0")
 	master.RequireReal(t)
 	_, port, _ := strings.Cut(master.Addr, ":")
 	replica = redistest.Start(t, "--replicaof", "127.0.0.1", port)
-	raw, mraw := replica.Client(t), master.Client(t)
+	mraw := master.Client(t)
 	deadline := time.Now().Add(10 * time.Second)
-	// Both ends must agree: the master counts a replica for WAIT only once
-	// it sees the link online, which can come after the replica's "up".
-	for !strings.Contains(raw.Info(context.Background(), "replication").Val(), "master_link_status:up") ||
-		!strings.Contains(mraw.Info(context.Background(), "replication").Val(), "state=online") {
+	// Linked is not enough: after a diskless sync the master streams to
+	// the replica, and WAIT counts it, only from its first ACK (sent
+	// once a second), so wait until a write is confirmed.
+	for {
+		ctx := context.Background()
+		if mraw.Set(ctx, "replicated", "1", 0).Err() == nil && mraw.Do(ctx, "WAIT", 1, 100).Val() == int64(1) {
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("replica not in sync within 10s")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	mraw.Del(context.Background(), "replicated")
 	return master, replica
 }
 
@@ -89,17 +98,136 @@ func TestSyncReplicas(t *testing.T) {
 	}
 }
 
+// TestSyncAuto: with default options an acquire on a master with a
+// replica returns once the replica has it, a lock handed over by a
+// release included; when the replica cannot confirm, the acquire is
+// undone and reported as ErrNotAcquired. SyncOff brings back the
+// acquire that waits for nothing.
+func TestSyncAuto(t *testing.T) {
+	master, replica := replicated(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	mraw, rraw := master.Client(t), replica.Client(t)
+	waits := func() int64 { return commandCalls(t, mraw, "wait") }
+
+	rc := redistest.Relock(t, master.LockClient(t), &relock.Options{SyncTimeout: 300 * time.Millisecond})
+	mu := reentrant.New(rc, name, nil)
+	before := waits()
+	ctx := lockT(t, mu, bg)
+	if fields := rraw.HGetAll(bg, name).Val(); len(fields) != 1 {
+		t.Fatalf("replica's copy right after Lock with default options: %v", fields)
+	}
+	if n := waits() - before; n != 1 {
+		t.Fatalf("one Lock sent %d WAITs, want 1", n)
+	}
+
+	// A waiter granted the lock by the release confirms the grant
+	// before its Lock returns: with the replica frozen it cannot.
+	other := redistest.Relock(t, master.LockClient(t), &relock.Options{SyncTimeout: 300 * time.Millisecond})
+	got := make(chan error, 1)
+	go func() {
+		_, err := reentrant.New(other, name, nil).Lock(bg)
+		got <- err
+	}()
+	waitersKey := "relock_lock_waiters:{" + name + "}"
+	deadline := time.Now().Add(5 * time.Second)
+	for mraw.ZCard(bg, waitersKey).Val() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter never registered")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := replica.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer replica.Resume()
+	unlockT(t, mu, ctx)
+	select {
+	case err := <-got:
+		if !errors.Is(err, relock.ErrNotAcquired) || !strings.Contains(err.Error(), "none of the master's 1 connected replicas") {
+			t.Fatalf("granted Lock with the replica frozen = %v, want ErrNotAcquired (none of 1 replicas)", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("granted Lock with the replica frozen did not return")
+	}
+	if n := mraw.Exists(bg, name).Val(); n != 0 {
+		t.Fatalf("the unconfirmed grant was left on the master: %v", mraw.HGetAll(bg, name).Val())
+	}
+	if _, err := mu.TryLock(bg, 0); !errors.Is(err, relock.ErrNotAcquired) {
+		t.Fatalf("TryLock with the replica frozen = %v, want ErrNotAcquired", err)
+	}
+	if mraw.Exists(bg, name).Val() != 0 {
+		t.Fatal("refused acquire left its hold on the master")
+	}
+
+	off := redistest.Relock(t, master.LockClient(t), &relock.Options{SyncReplicas: relock.SyncOff})
+	before = waits()
+	start := time.Now()
+	octx, err := reentrant.New(off, name, nil).TryLock(bg, 0)
+	if err != nil {
+		t.Fatalf("TryLock with SyncOff and the replica frozen: %v", err)
+	}
+	if took, n := time.Since(start), waits()-before; n != 0 || took >= 300*time.Millisecond {
+		t.Fatalf("TryLock with SyncOff sent %d WAITs and took %v", n, took)
+	}
+	unlockT(t, reentrant.New(off, name, nil), octx)
+}
+
+// TestSyncAutoAlone: on a master with no replica and no append-only
+// file the default sync sends no WAIT, and reads the master's report of
+// its replicas (INFO) about once a second, not once per acquire.
+func TestSyncAutoAlone(t *testing.T) {
+	srv.RequireReal(t)
+	bg := context.Background()
+	raw := srv.Client(t)
+	mu := reentrant.New(newClient(t, nil), redistest.Key(t), nil)
+	waits, infos := commandCalls(t, raw, "wait"), commandCalls(t, raw, "info")
+	const n = 50
+	for range n {
+		unlockT(t, mu, lockT(t, mu, bg))
+	}
+	if w := commandCalls(t, raw, "wait") - waits; w != 0 {
+		t.Errorf("%d acquires without replicas sent %d WAITs", n, w)
+	}
+	// One round trip of three INFO sections per refresh; the test's own
+	// commandCalls add one INFO each.
+	if i := commandCalls(t, raw, "info") - infos - 1; i > 6 {
+		t.Errorf("%d acquires sent %d INFO commands", n, i)
+	}
+}
+
+// commandCalls returns how often the server behind raw has run cmd.
+func commandCalls(t *testing.T, raw *redis.Client, cmd string) int64 {
+	t.Helper()
+	return redistest.CommandCalls(t, raw)[cmd]
+}
+
 // TestSyncOptions: bad replica options are refused.
 func TestSyncOptions(t *testing.T) {
 	rdb := srv.Client(t)
 	for what, o := range map[string]*relock.Options{
-		"negative replicas":        {SyncReplicas: -1},
-		"negative timeout":         {SyncReplicas: 1, SyncTimeout: -time.Second},
-		"fractional milliseconds":  {SyncReplicas: 1, SyncTimeout: 1500 * time.Microsecond},
-		"timeout past ReadTimeout": {SyncReplicas: 1, SyncTimeout: time.Minute},
+		"negative timeout":                   {SyncReplicas: 1, SyncTimeout: -time.Second},
+		"negative timeout, sync off":         {SyncReplicas: relock.SyncOff, SyncTimeout: -time.Second},
+		"fractional milliseconds":            {SyncReplicas: 1, SyncTimeout: 1500 * time.Microsecond},
+		"timeout past ReadTimeout":           {SyncReplicas: 1, SyncTimeout: time.Minute},
+		"timeout past ReadTimeout, SyncAuto": {SyncTimeout: time.Minute},
 	} {
 		if _, err := relock.New(rdb, o); !errors.Is(err, relock.ErrInvalidArgument) {
 			t.Errorf("%s: New = %v, want ErrInvalidArgument", what, err)
 		}
 	}
+	// Sync off: the timeout is not used, so any whole one is accepted.
+	rc, err := relock.New(rdb, &relock.Options{SyncReplicas: -3, SyncTimeout: time.Minute})
+	if err != nil {
+		t.Fatalf("New with sync off and a long SyncTimeout: %v", err)
+	}
+	rc.Close()
+	// A short ReadTimeout shortens the default SyncTimeout below it.
+	short := redis.NewClient(&redis.Options{Addr: srv.Addr, ReadTimeout: 400 * time.Millisecond})
+	defer short.Close()
+	rc, err = relock.New(short, nil)
+	if err != nil {
+		t.Fatalf("New with default options and ReadTimeout 400ms: %v", err)
+	}
+	rc.Close()
 }

@@ -224,21 +224,7 @@ func hookedClient(t *testing.T, s *redistest.Server, opts func(*redis.Options)) 
 // commandCalls returns INFO commandstats calls of cmd (lower case).
 func commandCalls(t *testing.T, rdb *redis.Client, cmd string) int64 {
 	t.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatalf("INFO commandstats: %v", err)
-	}
-	prefix := "cmdstat_" + cmd + ":calls="
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), prefix); ok {
-			n, err := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-			if err != nil {
-				t.Fatalf("INFO commandstats line %q: %v", line, err)
-			}
-			return n
-		}
-	}
-	return 0
+	return redistest.CommandCalls(t, rdb)[cmd]
 }
 
 // awaitRenewal returns once the lock's TTL goes up, which only a renewal

@@ -3,8 +3,6 @@ package clustertest_test
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -110,21 +108,8 @@ func (r *renewals) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 // scriptCalls sums the EVAL and EVALSHA calls a server has run.
 func scriptCalls(t *testing.T, node *redis.Client) int64 {
 	t.Helper()
-	info, err := node.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total int64
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if name != "cmdstat_evalsha" && name != "cmdstat_eval" || !ok {
-			continue
-		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-		n, _ := strconv.ParseInt(calls, 10, 64)
-		total += n
-	}
-	return total
+	calls := redistest.CommandCalls(t, node)
+	return calls["evalsha"] + calls["eval"]
 }
 
 // TestWatchdogAcrossMasters: one client holds 300 locks spread over every

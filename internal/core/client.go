@@ -39,8 +39,10 @@ type Client struct {
 	Hub             *pubsub.Hub
 	Watchdog        *watchdog.Watchdog
 	Log             *slog.Logger
-	SyncReplicas    int           // replicas an acquire waits for; 0: none
+	SyncReplicas    int           // replicas an acquire waits for: SyncAuto, a count, negative: none
 	SyncTimeout     time.Duration // how long it waits for them
+
+	syncs syncs // the masters' reports of their replicas (sync.go)
 
 	closeScripts func() error
 	closed       atomic.Bool
@@ -56,6 +58,10 @@ type Client struct {
 
 	mu    sync.Mutex
 	holds map[HoldKey]*hold
+
+	bgMu   sync.Mutex // guards bgDone, and orders bg.Add before bg.Wait
+	bgDone bool       // Shutdown waits for bg: Background runs nothing
+	bg     sync.WaitGroup
 }
 
 // NewClient assembles a client and starts its watchdog. The hub starts
@@ -148,6 +154,33 @@ func (c *Client) Check() error {
 	return nil
 }
 
+// Background runs f, which the caller bounds in time, in a goroutine
+// the client owns: Shutdown waits for it before it closes the script
+// client. After Shutdown has begun it runs nothing and reports false.
+// It is for work a caller need not wait for, such as undoing an acquire
+// that a master did not answer.
+func (c *Client) Background(f func()) bool {
+	c.bgMu.Lock()
+	defer c.bgMu.Unlock()
+	if c.bgDone || c.closed.Load() {
+		return false
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f()
+	}()
+	return true
+}
+
+// waitBackground stops Background and waits for the calls it started.
+func (c *Client) waitBackground() {
+	c.bgMu.Lock()
+	c.bgDone = true
+	c.bgMu.Unlock()
+	c.bg.Wait()
+}
+
 // CloseTimeout bounds the releases Close makes (see Shutdown).
 const CloseTimeout = 5 * time.Second
 
@@ -180,6 +213,7 @@ func (c *Client) Shutdown(ctx context.Context) error {
 		h.end(ErrClosed)
 	}
 	err = errors.Join(err, c.release(ctx, holds))
+	c.waitBackground()
 	c.ops.Lock()
 	err = errors.Join(err, c.closeScripts())
 	c.ops.Unlock()
@@ -237,6 +271,18 @@ func noop() {}
 // errors (a timeout: the script may have run) are returned, once the
 // layout is reloaded for the next call (awaitLayout).
 func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []string, args ...any) (any, error) {
+	return eval(ctx, rdb, s, keys, args, true)
+}
+
+// EvalWithin is Eval for a caller whose ctx deadline bounds the whole
+// call, RedLock's NodeTimeout: after a call that got no answer it has a
+// cluster client reload its layout in the background, and does not wait
+// for that.
+func EvalWithin(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []string, args ...any) (any, error) {
+	return eval(ctx, rdb, s, keys, args, false)
+}
+
+func eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []string, args []any, await bool) (any, error) {
 	cc, cluster := rdb.(*redis.ClusterClient)
 	backoff := 50 * time.Millisecond
 	for {
@@ -253,12 +299,15 @@ func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []strin
 		if !cluster || err == nil {
 			return v, err
 		}
-		var netErr net.Error
-		if len(keys) > 0 && (errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)) {
+		switch {
+		case len(keys) == 0 || !Unanswered(err):
+		case await:
 			// A master that timed out may be failing over: let the next
 			// call (an acquire's undo, a retry) find out where its slots
 			// went.
 			awaitLayout(ctx, cc, keys[0], master)
+		default:
+			cc.ReloadState(ctx)
 		}
 		if !IsDialError(err) {
 			return v, err
@@ -305,6 +354,13 @@ func awaitLayout(ctx context.Context, cc *redis.ClusterClient, key, master strin
 		}
 		cc.ReloadState(ctx)
 	}
+}
+
+// Unanswered reports an error of a call that got no answer: a network
+// error, or a deadline that ran out. The call may have run.
+func Unanswered(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // IsDialError reports an error from connecting, before anything was

@@ -4,49 +4,214 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// EvalAcquire runs an acquire script like Eval and, when the client has
-// SyncReplicas, sends WAIT right behind it on the same connection, so the
+// Replica sync. A lock granted by a master is on its replicas only once
+// replication carries it there; a failover before that hands the lock to
+// a second holder. An acquire therefore waits, by default, until the
+// replicas its master reports as connected have it (WAIT, or WAITAOF when
+// the master writes an append-only file), and fails when none of them
+// confirmed while some are connected: Redisson's checkLockSyncedSlaves.
+// Client.SyncReplicas picks the mode: SyncAuto, a fixed count, or
+// negative for none.
+
+// SyncAuto is the SyncReplicas value that waits for the replicas the
+// master reports.
+const SyncAuto = 0
+
+// ReplicaRefresh is how long a master's report of its replicas is used
+// before it is read again. A report is also dropped as soon as a WAIT
+// counts a different number of replicas than it named.
+const ReplicaRefresh = time.Second
+
+// A replicaView is what a master last reported (INFO) about its replicas
+// and its append-only file.
+type replicaView struct {
+	replicas int       // connected_slaves
+	aof      bool      // aof_enabled, on a server that has WAITAOF (7.2+)
+	read     time.Time // when the report was read
+}
+
+// syncs holds the masters' reports, by address ("" for a client of one
+// server, whose address may change with a failover).
+type syncs struct {
+	mu    sync.Mutex // guards views
+	views map[string]replicaView
+}
+
+// EvalAcquire runs an acquire script like Eval and, unless replica sync
+// is off or the master has neither replicas nor an append-only file,
+// sends WAIT (or WAITAOF) right behind it on the same connection, so the
 // replicas counted are those that have this very acquire. The script's
 // first key picks the node on a cluster.
 //
-// When the reply is one that acquired reports as an acquire and fewer
-// replicas confirm within SyncTimeout, the reply is returned together
-// with an error matching ErrNotAcquired: the acquire did happen on the
-// master, and the caller must undo it.
+// When the reply is one that acquired reports as an acquire and the
+// replicas did not confirm it (fewer than SyncReplicas of them; in
+// SyncAuto, none of those connected) within SyncTimeout, the reply is
+// returned together with an error matching ErrNotAcquired: the acquire
+// did happen on the master, and the caller must undo it.
 func (c *Client) EvalAcquire(ctx context.Context, acquired func(reply any) bool, s *redis.Script, keys []string, args ...any) (any, error) {
-	if c.SyncReplicas == 0 {
+	if c.SyncReplicas < 0 {
 		return Eval(ctx, c.Scripts, s, keys, args...)
 	}
-	var rdb redis.Cmdable = c.Scripts
-	if cc, ok := c.Scripts.(*redis.ClusterClient); ok {
-		node, err := cc.MasterForKey(ctx, keys[0])
-		if err != nil {
-			return nil, err
-		}
-		rdb = node
-	}
-	reply, acked, err := evalWait(ctx, rdb, s, keys, args, c.SyncReplicas, c.SyncTimeout.Milliseconds())
+	rdb, addr, err := c.master(ctx, keys[0])
 	if err != nil {
 		return nil, err
 	}
-	if acked < int64(c.SyncReplicas) && acquired(reply) {
+	want, aof := c.SyncReplicas, false
+	if want == SyncAuto {
+		v, err := c.view(ctx, rdb, addr)
+		if err != nil {
+			return nil, err
+		}
+		if v.replicas == 0 && !v.aof {
+			return Eval(ctx, c.Scripts, s, keys, args...)
+		}
+		want, aof = v.replicas, v.aof
+	}
+	reply, acked, err := evalWait(ctx, rdb, s, keys, args, want, aof, c.SyncTimeout.Milliseconds())
+	if err != nil {
+		return nil, err
+	}
+	if acked != int64(want) && c.SyncReplicas == SyncAuto {
+		c.dropView(addr)
+	}
+	if !acquired(reply) {
+		return reply, nil
+	}
+	switch {
+	case c.SyncReplicas > 0 && acked < int64(want):
 		return reply, fmt.Errorf("%w: %d of %d replicas confirmed the acquire within %v",
-			ErrNotAcquired, acked, c.SyncReplicas, c.SyncTimeout)
+			ErrNotAcquired, acked, want, c.SyncTimeout)
+	case c.SyncReplicas == SyncAuto && want > 0 && acked == 0:
+		return reply, fmt.Errorf("%w: none of the master's %d connected replicas confirmed the acquire within %v",
+			ErrNotAcquired, want, c.SyncTimeout)
 	}
 	return reply, nil
 }
 
-// evalWait pipelines the script and WAIT on one connection. It sends the
-// script as EVAL: an EVALSHA answered NOSCRIPT would still cost a full
-// WAIT before the retry.
-func evalWait(ctx context.Context, rdb redis.Cmdable, s *redis.Script, keys []string, args []any, replicas int, timeoutMs int64) (any, int64, error) {
+// Syncs reports whether an acquire of key waits for replicas (or an
+// append-only file) with the client's SyncReplicas, reading the master's
+// report when it has none fresh enough.
+func (c *Client) Syncs(ctx context.Context, key string) (bool, error) {
+	if c.SyncReplicas != SyncAuto {
+		return c.SyncReplicas > 0, nil
+	}
+	rdb, addr, err := c.master(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	v, err := c.view(ctx, rdb, addr)
+	return v.replicas > 0 || v.aof, err
+}
+
+// master returns the client to send key's acquires to when they carry a
+// WAIT: the master of key's slot on a cluster (a WAIT must go down the
+// same connection as the script), and its address.
+func (c *Client) master(ctx context.Context, key string) (redis.Cmdable, string, error) {
+	cc, ok := c.Scripts.(*redis.ClusterClient)
+	if !ok {
+		return c.Scripts, "", nil
+	}
+	node, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		return nil, "", err
+	}
+	return node, node.Options().Addr, nil
+}
+
+// view returns the report of the master at addr, read through rdb when
+// it has none younger than ReplicaRefresh.
+func (c *Client) view(ctx context.Context, rdb redis.Cmdable, addr string) (replicaView, error) {
+	c.syncs.mu.Lock()
+	v, ok := c.syncs.views[addr]
+	c.syncs.mu.Unlock()
+	if ok && time.Since(v.read) < ReplicaRefresh {
+		return v, nil
+	}
+	v, err := readView(ctx, rdb)
+	if err != nil {
+		return v, fmt.Errorf("relock: reading the master's replicas for replica sync (set Options.SyncReplicas negative to turn it off): %w", err)
+	}
+	c.syncs.mu.Lock()
+	if c.syncs.views == nil {
+		c.syncs.views = make(map[string]replicaView)
+	}
+	c.syncs.views[addr] = v
+	c.syncs.mu.Unlock()
+	return v, nil
+}
+
+// dropView drops the report of the master at addr.
+func (c *Client) dropView(addr string) {
+	c.syncs.mu.Lock()
+	delete(c.syncs.views, addr)
+	c.syncs.mu.Unlock()
+}
+
+// readView asks a master, in one round trip, for INFO's server,
+// replication and persistence sections. A server that refuses a section
+// as unknown (an embedded stand-in) reports nothing for it: no replicas,
+// no append-only file. A refusal by the ACL is an error, as is a network
+// error.
+func readView(ctx context.Context, rdb redis.Cmdable) (replicaView, error) {
+	pipe := rdb.Pipeline()
+	server := pipe.Info(ctx, "server")
+	repl := pipe.Info(ctx, "replication")
+	persist := pipe.Info(ctx, "persistence")
+	_, _ = pipe.Exec(ctx)
+	v := replicaView{read: time.Now()}
+	fields := make(map[string]string)
+	for _, cmd := range []*redis.StringCmd{server, repl, persist} {
+		text, err := cmd.Result()
+		var rerr redis.Error
+		switch {
+		case err == nil:
+		case errors.As(err, &rerr) && !strings.HasPrefix(err.Error(), "NOPERM"):
+			continue
+		default:
+			return v, err
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if k, val, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+				fields[k] = val
+			}
+		}
+	}
+	v.replicas, _ = strconv.Atoi(fields["connected_slaves"])
+	v.aof = fields["aof_enabled"] == "1" && hasWaitAOF(fields["redis_version"])
+	return v, nil
+}
+
+// hasWaitAOF reports whether a server of this redis_version has WAITAOF
+// (Redis 7.2 and later; Valkey reports 7.2.4).
+func hasWaitAOF(version string) bool {
+	major, rest, _ := strings.Cut(version, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	ma, err1 := strconv.Atoi(major)
+	mi, err2 := strconv.Atoi(minor)
+	return err1 == nil && err2 == nil && (ma > 7 || ma == 7 && mi >= 2)
+}
+
+// evalWait pipelines the script and WAIT (or WAITAOF 1, which also waits
+// for the master's own fsync) on one connection, and returns the number
+// of replicas that confirmed. It sends the script as EVAL: an EVALSHA
+// answered NOSCRIPT would still cost a full WAIT before the retry.
+func evalWait(ctx context.Context, rdb redis.Cmdable, s *redis.Script, keys []string, args []any, replicas int, aof bool, timeoutMs int64) (any, int64, error) {
 	pipe := rdb.Pipeline()
 	cmd := s.Eval(ctx, pipe, keys, args...)
-	wait := pipe.Do(ctx, "wait", replicas, timeoutMs)
+	var wait redis.Cmder
+	if aof {
+		wait = pipe.Do(ctx, "waitaof", 1, replicas, timeoutMs)
+	} else {
+		wait = pipe.Do(ctx, "wait", replicas, timeoutMs)
+	}
 	_, _ = pipe.Exec(ctx)
 	reply, err := cmd.Result()
 	if errors.Is(err, redis.Nil) {
@@ -55,8 +220,28 @@ func evalWait(ctx context.Context, rdb redis.Cmdable, s *redis.Script, keys []st
 	if err != nil {
 		return nil, 0, err
 	}
-	acked, err := wait.Int64()
+	acked, err := waitReply(wait.(*redis.Cmd))
 	return reply, acked, err
+}
+
+// waitReply reads WAIT's count, or the replicas' count in WAITAOF's
+// {local, replicas}.
+func waitReply(cmd *redis.Cmd) (int64, error) {
+	v, err := cmd.Result()
+	if err != nil {
+		return 0, err
+	}
+	switch v := v.(type) {
+	case int64:
+		return v, nil
+	case []any:
+		if len(v) == 2 {
+			if n, ok := v[1].(int64); ok {
+				return n, nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("relock: unexpected reply %v to %v", v, cmd.Args())
 }
 
 // NilReply reports a nil reply, an acquire script's "acquired".

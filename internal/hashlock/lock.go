@@ -319,11 +319,19 @@ func (a *acquire) Handoff(note string) (bool, error) {
 	}
 	g := core.Grant{Sent: a.asked, Handoff: true}
 	lease := time.Duration(l.LeaseMillis()) * time.Millisecond
-	if time.Duration(ms)*time.Millisecond != lease || time.Since(a.asked) > lease/3 {
-		opctx, cancel := l.C.OpContext(a.ctx)
-		defer cancel()
+	opctx, cancel := l.C.OpContext(a.ctx)
+	defer cancel()
+	syncs, err := l.C.Syncs(opctx, l.Name)
+	if err != nil {
+		return false, nil
+	}
+	if syncs || time.Duration(ms)*time.Millisecond != lease || time.Since(a.asked) > lease/3 {
+		// With replica sync the grant, a write of the releaser's, is
+		// confirmed by a write of this waiter's: the renewal, and the
+		// WAIT behind it on the same connection, which counts every
+		// write the master made before it.
 		g.Sent = time.Now()
-		n, err := core.Eval(opctx, l.C.Redis, scripts.Renew, l.renewKeys, l.leaseArg, a.f.Arg)
+		n, err := l.C.EvalAcquire(opctx, isOne, scripts.Renew, l.renewKeys, l.leaseArg, a.f.Arg)
 		if err != nil || n != int64(1) {
 			return false, nil
 		}
@@ -331,6 +339,9 @@ func (a *acquire) Handoff(note string) (bool, error) {
 	o, err := a.take(g)
 	return o.Acquired, err
 }
+
+// isOne reports a reply of 1, a renewal's "renewed".
+func isOne(reply any) bool { return reply == int64(1) }
 
 // GiveUp runs Ops.GiveUp for a wait that ended without the lock.
 func (a *acquire) GiveUp() error {

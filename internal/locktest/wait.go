@@ -28,7 +28,7 @@ func tryLock(t *testing.T, e *env) {
 	// client (and its hook) rather than a copy of its own.
 	rdb := e.redisWith(t, func(o *redis.UniversalOptions) { o.MaxRetries, o.ContextTimeoutEnabled = -1, true })
 	calls := &redistest.ScriptCounter{}
-	rdb.AddHook(calls)
+	calls.Watch(rdb)
 	rc, err := relock.New(rdb, &relock.Options{Linger: redistest.Linger})
 	if err != nil {
 		t.Fatal(err)
@@ -112,19 +112,11 @@ func commandCalls(t *testing.T, servers []*redis.Client) int64 {
 
 func serverCommandCalls(t *testing.T, rdb *redis.Client) int64 {
 	t.Helper()
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var total int64
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || !strings.HasPrefix(name, "cmdstat_") || name == "cmdstat_info" || name == "cmdstat_replconf" {
-			continue
+	for cmd, n := range redistest.CommandCalls(t, rdb) {
+		if cmd != "info" && cmd != "replconf" {
+			total += n
 		}
-		calls, _, _ := strings.Cut(strings.TrimPrefix(rest, "calls="), ",")
-		n, _ := strconv.ParseInt(calls, 10, 64)
-		total += n
 	}
 	return total
 }

@@ -38,7 +38,27 @@ func (s *ScriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 
 // ProcessPipelineHook is part of redis.Hook.
 func (s *ScriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			if IsScript(cmd) {
+				s.n.Add(1)
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Watch adds s to rdb where it sees every script call: on a cluster
+// client, to each node's client (relock sends an acquire that waits for
+// replicas straight to the slot's master), which every call through the
+// cluster client passes too; on others, to rdb itself. Call it before
+// rdb is used.
+func (s *ScriptCounter) Watch(rdb redis.UniversalClient) {
+	if cc, ok := rdb.(*redis.ClusterClient); ok {
+		cc.OnNewNode(func(node *redis.Client) { node.AddHook(s) })
+		return
+	}
+	rdb.AddHook(s)
 }
 
 // Counted returns a relock client on s, as the limited user, whose script
@@ -51,6 +71,6 @@ func (s *Server) Counted(tb testing.TB, c *ScriptCounter) *relock.Client {
 	o.MaxRetries, o.ContextTimeoutEnabled = -1, true
 	rdb := redis.NewClient(o)
 	tb.Cleanup(func() { rdb.Close() })
-	rdb.AddHook(c)
+	c.Watch(rdb)
 	return Relock(tb, rdb, nil)
 }

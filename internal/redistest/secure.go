@@ -44,7 +44,7 @@ var LockCommands = []string{
 	// pub/sub (global and sharded)
 	"subscribe", "unsubscribe", "ssubscribe", "sunsubscribe",
 	// state queries and replica sync
-	"exists", "hget", "pttl", "wait",
+	"exists", "hget", "pttl", "wait", "info",
 	// inside the scripts
 	"hexists", "hincrby", "hset", "hdel", "hlen", "hkeys", "pexpire", "persist", "del",
 	"incr", "set", "time", "publish", "spublish",
