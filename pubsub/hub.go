@@ -19,7 +19,9 @@
 // one form of its own, on channels only relock clients listen on: a
 // payload "<tag>:<note>" wakes only the waiter that joined with that tag
 // and hands it the note (a fair lock's direct grant); it wakes nobody
-// when no such waiter is there.
+// when no such waiter is there. Synchronizers' channels follow their own
+// conventions (see Wake): on a semaphore's, a count wakes that many
+// waiters; on a count-down latch's, every message wakes every waiter.
 //
 // With SetLinger, a channel stays subscribed for a while after its last
 // waiter leaves, so a lock contended again soon costs no SUBSCRIBE,
@@ -87,6 +89,7 @@ type Hub struct {
 // channel is one subscribed channel. All fields are guarded by Hub.mu.
 type channel struct {
 	name    string
+	wake    Wake // WakeOf(name)
 	link    *link
 	waiters []*Subscription // wake-one order: least recently woken first
 	ready   chan struct{}   // closed once the server has the subscription
@@ -222,7 +225,7 @@ func (h *Hub) Join(ctx context.Context, channel, tag string) (*Subscription, err
 // commands in order, so the pong arrives after the subscription is in
 // place. l's writer sends both (see link.writer).
 func (h *Hub) subscribeLocked(l *link, name string) *channel {
-	ch := &channel{name: name}
+	ch := &channel{name: name, wake: WakeOf(name)}
 	h.channels[name] = ch
 	h.attachLocked(ch, l)
 	return ch
@@ -357,6 +360,70 @@ func (ch *channel) notifyLocked(tag, note string) {
 	}
 }
 
+// A Wake is how a channel's messages wake its waiters; WakeOf tells a
+// channel's from its name.
+type Wake int
+
+const (
+	// WakeLock is a lock channel's: "0" wakes one waiter, "<tag>:<note>"
+	// the waiter tagged tag, anything else every waiter.
+	WakeLock Wake = iota
+	// WakeCount is a semaphore channel's (Redisson's redisson_sc:): a
+	// decimal n, the permits now available, wakes min(n, waiters)
+	// waiters, so 0 wakes nobody; anything else wakes every waiter.
+	WakeCount
+	// WakeAll is a count-down latch channel's: every message wakes
+	// every waiter.
+	WakeAll
+)
+
+// Channel name prefixes of Redisson's synchronizers, whose messages wake
+// waiters otherwise than a lock's.
+const (
+	SemaphorePrefix = "redisson_sc:"
+	LatchPrefix     = "redisson_countdownlatch__channel__"
+)
+
+// WakeOf returns how messages on channel wake its waiters, by Redisson's
+// channel names: WakeCount for semaphores (SemaphorePrefix), WakeAll for
+// count-down latches (LatchPrefix), WakeLock for the rest.
+func WakeOf(channel string) Wake {
+	switch {
+	case strings.HasPrefix(channel, SemaphorePrefix):
+		return WakeCount
+	case strings.HasPrefix(channel, LatchPrefix):
+		return WakeAll
+	}
+	return WakeLock
+}
+
+// wakeLocked wakes ch's waiters for a message with payload.
+func (ch *channel) wakeLocked(payload string) {
+	switch ch.wake {
+	case WakeCount:
+		n, err := strconv.ParseInt(payload, 10, 64)
+		if err != nil {
+			ch.wakeAllLocked()
+			return
+		}
+		for range min(n, int64(len(ch.waiters))) {
+			ch.wakeOneLocked()
+		}
+		return
+	case WakeAll:
+		ch.wakeAllLocked()
+		return
+	}
+	switch tag, note, tagged := strings.Cut(payload, ":"); {
+	case tagged:
+		ch.notifyLocked(tag, note)
+	case payload == "0":
+		ch.wakeOneLocked()
+	default:
+		ch.wakeAllLocked()
+	}
+}
+
 // wakeOneLocked signals the least recently woken waiter that has no
 // pending signal and moves it to the back of the line.
 func (ch *channel) wakeOneLocked() {
@@ -402,14 +469,7 @@ func (h *Hub) deliver(l *link, msg any) (dropped []string) {
 		if ch == nil {
 			return
 		}
-		switch tag, note, tagged := strings.Cut(m.Payload, ":"); {
-		case tagged:
-			ch.notifyLocked(tag, note)
-		case m.Payload == "0":
-			ch.wakeOneLocked()
-		default:
-			ch.wakeAllLocked()
-		}
+		ch.wakeLocked(m.Payload)
 	case *redis.Pong:
 		if p, ok := h.pings[m.Payload]; ok {
 			delete(h.pings, m.Payload)

@@ -119,6 +119,46 @@ func TestWakeAll(t *testing.T) {
 	}
 }
 
+// On a semaphore's channel a count n wakes min(n, waiters) waiters (0:
+// none, a non-number: all); on a count-down latch's every message wakes
+// every waiter, "0" included.
+func TestSynchronizerWakes(t *testing.T) {
+	for _, tc := range []struct {
+		prefix  string
+		payload string
+		want    int
+	}{
+		{pubsub.SemaphorePrefix, "0", 0},
+		{pubsub.SemaphorePrefix, "2", 2},
+		{pubsub.SemaphorePrefix, "7", 4},
+		{pubsub.SemaphorePrefix, "x", 4},
+		{pubsub.LatchPrefix, "0", 4},
+		{pubsub.LatchPrefix, "1", 4},
+	} {
+		t.Run(tc.prefix+tc.payload, func(t *testing.T) {
+			h, _ := newHub(t, srv)
+			rdb := srv.Client(t)
+			b := newBarrier(t, h, rdb)
+			ch := tc.prefix + "{" + redistest.Key(t) + "}"
+			subs := make([]*pubsub.Subscription, 4)
+			for i := range subs {
+				subs[i] = subscribe(t, h, ch)
+			}
+			publish(t, rdb, ch, tc.payload)
+			b.sync()
+			got := 0
+			for _, s := range subs {
+				if pending(s) {
+					got++
+				}
+			}
+			if got != tc.want {
+				t.Fatalf("%q on %s woke %d of 4 waiters, want %d", tc.payload, ch, got, tc.want)
+			}
+		})
+	}
+}
+
 // Wake-ups are buffered one deep and never block the hub: a flood of
 // messages to a waiter that does not read leaves it one wake-up, and the
 // hub goes on delivering.
