@@ -18,8 +18,9 @@ import (
 // code the address is your Redis, for example "localhost:6379".
 
 // Take a lock, and take it again deeper in the call chain: the context
-// Lock returns carries the owner, so a nested Lock with it re-enters
-// instead of waiting for itself. Every Lock needs its own Unlock.
+// the lock gives carries the owner, so a nested lock with it re-enters
+// instead of waiting for itself. relock.Do pairs every Lock with its
+// Unlock.
 func Example() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
@@ -35,34 +36,35 @@ func Example() {
 
 	mu := reentrant.New(rc, "orders:42", nil) // cheap, no I/O
 
-	ctx, err := mu.Lock(context.Background()) // waits until acquired
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer mu.Unlock(ctx)
-
-	// charge runs under the lock and takes it again itself.
+	// charge runs under the lock and takes it again itself: its context
+	// carries the owner, so its Do re-enters instead of waiting.
 	charge := func(ctx context.Context) error {
-		ctx, err := mu.Lock(ctx) // re-entry: hold count 2
-		if err != nil {
+		return relock.Do(ctx, mu, func(ctx context.Context) error {
+			n, err := mu.HoldCount(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Println("holds inside charge:", n)
+			return nil
+		})
+	}
+	// Do waits until it holds the lock, runs the func with the lock's
+	// context (cancelled if the lock is lost), and unlocks, even if the
+	// func panics.
+	err = relock.Do(context.Background(), mu, func(ctx context.Context) error {
+		if err := charge(ctx); err != nil {
 			return err
 		}
-		defer mu.Unlock(ctx)
 		n, err := mu.HoldCount(ctx)
 		if err != nil {
 			return err
 		}
-		fmt.Println("holds inside charge:", n)
+		fmt.Println("holds after charge:", n)
 		return nil
-	}
-	if err := charge(ctx); err != nil {
-		log.Fatal(err)
-	}
-	n, err := mu.HoldCount(ctx)
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("holds after charge:", n)
 	// Output:
 	// holds inside charge: 2
 	// holds after charge: 1

@@ -1,0 +1,34 @@
+package relock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/relock-go/relock/internal/core"
+)
+
+// Do locks l for ctx's owner (a new one if ctx carries none), runs fn
+// with the context Lock returned, and unlocks: also when fn panics, in
+// which case the panic goes on once the lock is released. It returns
+// fn's error joined with Unlock's (a lease lost while fn ran shows up
+// there, and fn's context was cancelled with ErrLockLost); when Lock
+// fails, fn does not run and Do returns Lock's error.
+//
+// fn should watch its context: it is cancelled when the lock is lost, or
+// when the Client closes.
+func Do(ctx context.Context, l Locker, fn func(ctx context.Context) error) (err error) {
+	if core.IsNil(l) || fn == nil {
+		return fmt.Errorf("relock: Do with a nil Locker or func: %w", ErrInvalidArgument)
+	}
+	lctx, err := l.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if uerr := l.Unlock(lctx); uerr != nil {
+			err = errors.Join(err, uerr)
+		}
+	}()
+	return fn(lctx)
+}
