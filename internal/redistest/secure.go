@@ -50,6 +50,9 @@ var LockCommands = []string{
 	"incr", "set", "time", "publish", "spublish",
 	"lindex", "lpop", "lpush", "rpush", "lrem", "lrange", "lpos", "llen",
 	"zscore", "zadd", "zrem", "zrange", "zincrby",
+	"get", "incrby", "decrby", "zremrangebyscore", // permits (expirable semaphore)
+	"decr",                                 // count-down latch (GET is on the line above)
+	"hmget", "xadd", "xrange", "xrevrange", // leader election
 }
 
 // ClusterCommands is what a cluster client needs besides LockCommands:

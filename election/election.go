@@ -1,0 +1,318 @@
+package election
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/scripts"
+)
+
+// ErrNotLeader is returned by Proclaim and Resign when the Election does
+// not lead: it never won, it resigned, or its leadership was lost.
+var ErrNotLeader = errors.New("election: not the leader")
+
+// ErrNoLeader is returned by Leader when the election has no leader.
+var ErrNoLeader = errors.New("election: no leader")
+
+// Options configure an Election. A nil *Options means the defaults.
+type Options struct {
+	// WaitTimeout is how long a queued candidate may go without retrying
+	// before others may drop it from the queue (its process is presumed
+	// dead): the fair lock's fair.Options.WaitTimeout. Default
+	// fair.DefaultWaitTimeout.
+	WaitTimeout time.Duration
+}
+
+// A Leader is an election's leader as Leader and Observe report it.
+type Leader struct {
+	Value string // what the leader proclaimed
+	Term  int64  // its term: every leadership draws a greater one
+}
+
+// An Election is one candidate's handle on the election named name. It
+// is safe for concurrent use, and campaigns for one leadership at a time.
+// Create one with New.
+type Election struct {
+	rc   *relock.Client
+	c    *core.Client
+	name string
+	mu   *fair.Mutex
+	err  error // bad input found by New, returned by every method
+	// keys: the lock, the leader hash, the term counter, the channel,
+	// the change log.
+	keys []string
+
+	lmu  sync.Mutex  // guards lead, busy
+	lead *leadership // the current leadership, nil when not leading
+	busy bool        // a Campaign is under way or leads
+}
+
+// A leadership is one term of an Election.
+type leadership struct {
+	ctx      context.Context // the lock's context, cancelled when it ends
+	field    string          // the lock field of its owner
+	resigned atomic.Bool     // resign ran: the record and the lock are gone
+}
+
+// termKey is the context key of a leadership's term.
+type termKey struct{}
+
+// New returns the Election named name on rc. Bad input (a nil client, an
+// invalid name, a bad wait timeout) is not reported here but by every
+// method of the returned Election.
+func New(rc *relock.Client, name string, opts *Options) *Election {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	e := &Election{rc: rc, c: core.Of(rc), name: name}
+	switch {
+	case e.c == nil:
+		e.err = fmt.Errorf("election: nil client: %w", relock.ErrInvalidArgument)
+	case o.WaitTimeout < 0:
+		e.err = fmt.Errorf("election: wait timeout %v: %w", o.WaitTimeout, relock.ErrInvalidArgument)
+	default:
+		if err := core.ValidateName(name); err != nil {
+			e.err = fmt.Errorf("election: %w", err)
+		}
+	}
+	lock := core.Prefix("relock_election", name)
+	e.mu = fair.New(rc, lock, &fair.Options{WaitTimeout: o.WaitTimeout})
+	e.keys = []string{
+		lock,
+		core.Prefix("relock_election_leader", name),
+		core.Prefix("relock_election_term", name),
+		core.Prefix("relock_election_channel", name),
+		core.Prefix("relock_election_log", name),
+	}
+	return e
+}
+
+// Name returns the election's name.
+func (e *Election) Name() string { return e.name }
+
+// Campaign waits, in arrival order among the candidates, until this
+// candidate is elected, then proclaims value and returns the leadership
+// context: it carries the term (TermOf) and is cancelled when the
+// leadership ends, with cause relock.ErrLockLost when the lease was lost
+// (before another candidate can be elected) and relock.ErrClosed when the
+// Client closed. Work done as the leader should watch it, and writes to
+// other systems should carry the term (see the package doc).
+//
+// ctx bounds the campaign and the leadership: when it ends while the
+// candidate waits, Campaign returns an error matching
+// relock.ErrNotAcquired; when it ends while the candidate leads, the
+// candidate resigns. An Election campaigns for one leadership at a time:
+// a second Campaign while one waits or leads is refused.
+func (e *Election) Campaign(ctx context.Context, value string) (context.Context, error) {
+	return e.run(ctx, value, -1)
+}
+
+// TryCampaign is Campaign giving up after wait (0: elected only when
+// nobody leads or waits) with an error matching relock.ErrNotAcquired.
+func (e *Election) TryCampaign(ctx context.Context, value string, wait time.Duration) (context.Context, error) {
+	if wait < 0 {
+		return nil, fmt.Errorf("election: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	}
+	return e.run(ctx, value, wait)
+}
+
+// run is Campaign waiting at most wait (negative: until ctx ends).
+func (e *Election) run(ctx context.Context, value string, wait time.Duration) (context.Context, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	e.lmu.Lock()
+	if e.busy {
+		e.lmu.Unlock()
+		return nil, fmt.Errorf("election: %q: already campaigning or leading: %w", e.name, relock.ErrInvalidArgument)
+	}
+	e.busy = true
+	e.lmu.Unlock()
+	lead, err := e.campaign(ctx, value, wait)
+	e.lmu.Lock()
+	defer e.lmu.Unlock()
+	if err != nil {
+		e.busy = false
+		return nil, err
+	}
+	e.lead = lead
+	// However the leadership ends (lost, closed, resigned, or ctx ended,
+	// which cancels the lock's context but leaves the lock held), the
+	// record and the lock must go: off the caller's goroutine, owned by
+	// the Client (whose Shutdown releases the lock itself).
+	context.AfterFunc(lead.ctx, func() {
+		e.ended(lead)
+		if !lead.resigned.Load() {
+			e.c.Background(func() { _ = e.resign(context.WithoutCancel(lead.ctx), lead) })
+		}
+	})
+	return lead.ctx, nil
+}
+
+// campaign takes the lock for a fresh owner and records the leadership.
+func (e *Election) campaign(ctx context.Context, value string, wait time.Duration) (*leadership, error) {
+	var lctx context.Context
+	var err error
+	if ctx = relock.WithNewOwner(ctx); wait < 0 {
+		lctx, err = e.mu.Lock(ctx)
+	} else {
+		lctx, err = e.mu.TryLock(ctx, wait)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("election: campaign %q: %w", e.name, err)
+	}
+	owner, _ := core.OwnerFrom(lctx)
+	field := e.c.Field(owner)
+	opctx, cancel := e.c.OpContext(lctx)
+	defer cancel()
+	reply, err := core.Eval(opctx, e.c.Redis, scripts.ElectionElect, e.keys, field, value, e.c.PublishArg)
+	term, ok := reply.(int64)
+	if err != nil || !ok {
+		_ = e.mu.Unlock(lctx)
+		if err == nil {
+			err = relock.ErrLockLost
+		}
+		return nil, fmt.Errorf("election: campaign %q: recording the leader: %w", e.name, err)
+	}
+	return &leadership{ctx: context.WithValue(lctx, termKey{}, term), field: field}, nil
+}
+
+// TermOf returns the term of the leadership whose context (as Campaign
+// returned it, or derived from it) is ctx.
+func TermOf(ctx context.Context) (int64, bool) {
+	term, ok := ctx.Value(termKey{}).(int64)
+	return term, ok
+}
+
+// current returns the Election's leadership, or ErrNotLeader.
+func (e *Election) current() (*leadership, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	e.lmu.Lock()
+	defer e.lmu.Unlock()
+	if e.lead == nil || e.lead.ctx.Err() != nil {
+		return nil, fmt.Errorf("election: %q: %w", e.name, ErrNotLeader)
+	}
+	return e.lead, nil
+}
+
+// Proclaim changes the leader's value, keeping its term, and tells the
+// observers. It returns an error matching ErrNotLeader when this
+// Election does not lead.
+func (e *Election) Proclaim(ctx context.Context, value string) error {
+	lead, err := e.current()
+	if err != nil {
+		return err
+	}
+	opctx, cancel := e.c.OpContext(ctx)
+	defer cancel()
+	n, err := core.Eval(opctx, e.c.Redis, scripts.ElectionProclaim, []string{e.keys[0], e.keys[1], e.keys[3], e.keys[4]}, lead.field, value, e.c.PublishArg)
+	switch {
+	case err != nil:
+		return fmt.Errorf("election: proclaim %q: %w", e.name, err)
+	case n != int64(1):
+		return fmt.Errorf("election: proclaim %q: %w", e.name, ErrNotLeader)
+	}
+	return nil
+}
+
+// Resign ends this Election's leadership: the leader record goes, the
+// observers are told, and the lock passes to the next candidate in line,
+// which is elected at once. The leadership context is cancelled. It
+// returns an error matching ErrNotLeader when this Election does not
+// lead.
+func (e *Election) Resign(ctx context.Context) error {
+	lead, err := e.current()
+	if err != nil {
+		return err
+	}
+	return e.resign(ctx, lead)
+}
+
+func (e *Election) resign(ctx context.Context, lead *leadership) error {
+	lead.resigned.Store(true)
+	opctx, cancel := e.c.OpContext(ctx)
+	defer cancel()
+	_, err := core.Eval(opctx, e.c.Redis, scripts.ElectionResign, []string{e.keys[1], e.keys[3]}, lead.field, e.c.PublishArg)
+	if uerr := e.mu.Unlock(lead.ctx); uerr != nil && !errors.Is(uerr, relock.ErrNotHeld) {
+		err = errors.Join(err, uerr)
+	}
+	e.ended(lead)
+	if err != nil {
+		return fmt.Errorf("election: resign %q: %w", e.name, err)
+	}
+	return nil
+}
+
+// ended forgets lead, if it is the Election's leadership, so that the
+// Election may campaign again.
+func (e *Election) ended(lead *leadership) {
+	e.lmu.Lock()
+	defer e.lmu.Unlock()
+	if e.lead == lead {
+		e.lead, e.busy = nil, false
+	}
+}
+
+// Leader returns the election's leader: the value it proclaimed last and
+// its term. It returns an error matching ErrNoLeader when there is none
+// (none was elected, the last one resigned, or its lease ran out and no
+// successor is elected yet).
+func (e *Election) Leader(ctx context.Context) (Leader, error) {
+	if err := e.check(); err != nil {
+		return Leader{}, err
+	}
+	l, ok, err := e.read(ctx)
+	switch {
+	case err != nil:
+		return Leader{}, fmt.Errorf("election: leader of %q: %w", e.name, err)
+	case !ok:
+		return Leader{}, fmt.Errorf("election: %q: %w", e.name, ErrNoLeader)
+	}
+	return l, nil
+}
+
+// check returns the Election's input error or relock.ErrClosed.
+func (e *Election) check() error {
+	if e.err != nil {
+		return e.err
+	}
+	return e.c.Check()
+}
+
+// read reads the leader in one script call.
+func (e *Election) read(ctx context.Context) (Leader, bool, error) {
+	opctx, cancel := e.c.OpContext(ctx)
+	defer cancel()
+	reply, err := core.Eval(opctx, e.c.Redis, scripts.ElectionLeader, e.keys[:2])
+	if err != nil || reply == nil {
+		return Leader{}, false, err
+	}
+	pair, ok := reply.([]any)
+	if !ok || len(pair) != 2 {
+		return Leader{}, false, fmt.Errorf("unexpected leader reply %v", reply)
+	}
+	l, err := leaderOf(pair[0], pair[1])
+	return l, err == nil, err
+}
+
+// leaderOf makes a Leader of a script's value and term replies.
+func leaderOf(value, term any) (Leader, error) {
+	v, _ := value.(string)
+	ts, _ := term.(string)
+	n, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return Leader{}, fmt.Errorf("unexpected leader term %v", term)
+	}
+	return Leader{Value: v, Term: n}, nil
+}
