@@ -190,7 +190,7 @@ func closed(t *testing.T, ch <-chan election.Leader, when string) {
 				return
 			}
 		case <-deadline:
-			t.Fatal(fmt.Sprintf("observer channel open 2s %s", when))
+			t.Fatalf("observer channel open 2s %s", when)
 		}
 	}
 }
