@@ -1,0 +1,46 @@
+// Package latch provides Latch, a distributed count-down latch
+// wire-compatible with Redisson's RCountDownLatch: Go and Java services
+// can count down and wait on the same latch.
+//
+// A latch is a count at the Redis key named after it (a string holding a
+// decimal integer). TrySetCount gives an open latch a count; each
+// CountDown takes one off, and the one that reaches zero deletes the key
+// and announces it; Await waits until the latch is open. A latch without
+// a count is open: Await on a latch that was never set returns at once,
+// as in Redisson, so set the count before the waiters look. An open latch
+// may be set again, which makes it a reusable barrier. Delete removes the
+// count whatever it is, which opens the latch.
+//
+// Changes are announced on the channel
+// "redisson_countdownlatch__channel__{<name>}": "0" when a CountDown took
+// the count to zero, "1" when TrySetCount set a count or Delete removed
+// one. Every message wakes every waiter on the channel, which reads the
+// count again and returns if it is zero (or gone): so a Delete wakes
+// relock's waiters, which then return. Redisson's own waiters act on "0"
+// only, and keep waiting after a Delete until a count reaches zero.
+//
+// Waiting costs Redis nothing: a waiter takes the client's one shared
+// subscription to the channel (one per client and latch however many
+// goroutines wait), reads the count once that subscription is in place,
+// so that no announcement after the read can be missed, and then sleeps
+// until a message comes. It never polls. When the subscription's
+// connection breaks, every waiter reads the count again once it is back,
+// since messages sent during the gap are lost.
+//
+// A latch has no lease: its count never expires and nothing renews it. A
+// process that dies before its CountDown leaves the count where it was,
+// and the latch's waiters waiting, until someone else counts down or
+// deletes the latch. Writes are not synchronised with replicas: a failover may lose
+// a count change the old master had not yet replicated, as with
+// Redisson.
+//
+// On Redis Cluster the channel wraps the whole name in braces, so for a
+// name with a hash tag of its own ("jobs:{42}") the channel hashes to
+// another slot than the count, and no script can both change the count
+// and publish there (Redisson's own latch fails with CROSSSLOT on such a
+// name). relock then changes the count in one script and publishes the
+// message in a second command, routed to the channel's slot: a process
+// that dies between the two leaves the waiters asleep until the next
+// message. Names without a hash tag keep both in one slot, and one
+// script does both, as on a single server.
+package latch

@@ -1,0 +1,169 @@
+package latch
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/pubsub"
+	"github.com/relock-go/relock/scripts"
+)
+
+// Options configure a Latch. A latch has nothing to configure yet: pass
+// nil. The parameter gives New the shape of every relock constructor.
+type Options struct{}
+
+// The messages on a latch's channel, as Redisson sends them.
+const (
+	opened   = "0" // a CountDown took the count to zero
+	newCount = "1" // a count was set, or deleted
+)
+
+// A Latch is a distributed count-down latch. It is cheap to create, does
+// no I/O until used, and is safe for concurrent use; any number of Latch
+// values, in any number of processes, may name the same latch. The zero
+// Latch is not usable: create one with New.
+type Latch struct {
+	c       *core.Client
+	name    string
+	channel string // redisson_countdownlatch__channel__{<name>}
+	// keys are the scripts' KEYS: the name, and the channel unless the
+	// caller publishes (separate).
+	keys []string
+	// separate: the channel lies in another cluster slot than the count,
+	// and is published on apart from the scripts.
+	separate bool
+	err      error // bad input found by New, returned by every method
+}
+
+// New returns the latch named name on rc. Bad input (a nil client, an
+// invalid name) is not reported here but by every method of the returned
+// Latch.
+func New(rc *relock.Client, name string, opts *Options) *Latch {
+	// Redisson wraps the whole name in braces, even one with a hash tag
+	// of its own (core.Prefix would not).
+	l := &Latch{c: core.Of(rc), name: name, channel: pubsub.LatchPrefix + "{" + name + "}"}
+	if l.c == nil {
+		l.err = fmt.Errorf("latch: nil client: %w", relock.ErrInvalidArgument)
+		return l
+	}
+	if err := core.ValidateName(name); err != nil {
+		l.err = fmt.Errorf("latch: %w", err)
+	}
+	// Without a hash tag of the name's own, the channel's tag is the
+	// whole name, which hashes to the count's slot; with one, the two
+	// slots differ, but by chance.
+	_, cluster := l.c.Redis.(*redis.ClusterClient)
+	l.separate = cluster && strings.Contains(name, "{")
+	l.keys = []string{name, l.channel}
+	if l.separate {
+		l.keys = l.keys[:1]
+	}
+	return l
+}
+
+// Name returns the latch's name, which is the Redis key of its count.
+func (l *Latch) Name() string { return l.name }
+
+// check returns the latch's input error or relock.ErrClosed.
+func (l *Latch) check() error {
+	if l.err != nil {
+		return l.err
+	}
+	return l.c.Check()
+}
+
+func (l *Latch) errorf(op string, err error) error {
+	return fmt.Errorf("latch: %s %q: %w", op, l.name, err)
+}
+
+// TrySetCount gives the latch the count n, which must be positive, if it
+// is open (has no count), and reports whether it did. Setting a count
+// wakes the latch's waiters, which find it and go on waiting.
+//
+// On a cluster, for a name with a hash tag, the announcement is a
+// command of its own after the script (see the package documentation);
+// if it fails, TrySetCount reports true with the error, as Delete does.
+func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
+	if err := l.check(); err != nil {
+		return false, err
+	}
+	if n <= 0 {
+		return false, fmt.Errorf("latch: count %d of %q is not positive: %w", n, l.name, relock.ErrInvalidArgument)
+	}
+	return l.run(ctx, "set count", scripts.LatchTrySetCount, newCount, n, l.c.PublishArg)
+}
+
+// CountDown takes one off the latch's count. The CountDown that reaches
+// zero deletes the count, which opens the latch, and wakes its waiters.
+// On an open latch it does nothing.
+//
+// An error leaves it unknown whether the count went down: a CountDown is
+// not retried, as it must not count twice.
+func (l *Latch) CountDown(ctx context.Context) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	_, err := l.run(ctx, "count down", scripts.LatchCountDown, opened, l.c.PublishArg)
+	return err
+}
+
+// Delete deletes the latch's count, whatever it is, which opens the
+// latch and wakes its waiters. It reports whether there was a count.
+func (l *Latch) Delete(ctx context.Context) (bool, error) {
+	if err := l.check(); err != nil {
+		return false, err
+	}
+	return l.run(ctx, "delete", scripts.LatchDelete, newCount, l.c.PublishArg)
+}
+
+// Count returns the latch's count: 0 when it is open.
+func (l *Latch) Count(ctx context.Context) (int64, error) {
+	if err := l.check(); err != nil {
+		return 0, err
+	}
+	n, err := l.count(ctx)
+	if err != nil {
+		return 0, l.errorf("count", err)
+	}
+	return n, nil
+}
+
+// count reads the count; a missing key is 0.
+func (l *Latch) count(ctx context.Context) (int64, error) {
+	n, _, err := core.OptionalInt(l.c.Redis.Get(ctx, l.name))
+	return n, err
+}
+
+// run runs one of the latch's scripts, whose reply 1 means that message
+// is due on the channel, and publishes it when the script could not. It
+// reports whether the reply was 1. The latch's input is checked.
+//
+// Scripts go through the client's script connection, which never resends
+// a command whose reply was lost: a CountDown resent would count twice.
+// The separate publish may be resent: a message twice only has the
+// waiters read the count twice.
+func (l *Latch) run(ctx context.Context, op string, s *redis.Script, message string, args ...any) (bool, error) {
+	end, err := l.c.Begin()
+	if err != nil {
+		return false, err
+	}
+	defer end()
+	reply, err := core.Eval(ctx, l.c.Scripts, s, l.keys, args...)
+	if err != nil {
+		return false, l.errorf(op, err)
+	}
+	if reply != int64(1) {
+		return false, nil
+	}
+	if l.separate {
+		if err := l.c.Redis.Do(ctx, l.c.Publish, l.channel, message).Err(); err != nil {
+			return true, l.errorf(op, fmt.Errorf("done, but announcing it on %s failed: %w", l.channel, err))
+		}
+	}
+	return true, nil
+}
