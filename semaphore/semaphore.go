@@ -1,0 +1,267 @@
+package semaphore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/wait"
+	"github.com/relock-go/relock/scripts"
+)
+
+// Options configure a Semaphore. A nil *Options and zero fields mean the
+// defaults documented on each field.
+type Options struct {
+	// TTL, if positive, is the time to live TrySetPermits gives the
+	// semaphore's key when it creates it, as Redisson's
+	// trySetPermits(permits, timeToLive) does: the semaphore and its
+	// permits vanish TTL later. Acquire and Release keep the key's TTL;
+	// AddPermits and DrainPermits, like Redisson's, remove it. Zero (the
+	// default) sets none. Redis keeps milliseconds: a TTL below 1ms is
+	// invalid.
+	TTL time.Duration
+}
+
+// A Semaphore is a distributed counting semaphore. It is cheap to create,
+// does no I/O until used, and is safe for concurrent use; any number of
+// Semaphore values, on any number of clients, may name the same
+// semaphore. The zero Semaphore is not usable: create one with New.
+type Semaphore struct {
+	c       *core.Client
+	name    string
+	channel string   // redisson_sc:{<name>}
+	keys    []string // name, channel: the scripts' KEYS
+	ttl     any      // Options.TTL in ms as a script argument, "0" for none
+	err     error    // bad input found by New, returned by every method
+}
+
+// New returns the semaphore named name on rc. Bad input (a nil client, an
+// invalid name, a negative TTL) is not reported here but by every method
+// of the returned Semaphore.
+func New(rc *relock.Client, name string, opts *Options) *Semaphore {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s := &Semaphore{
+		c:       core.Of(rc),
+		name:    name,
+		channel: core.Prefix("redisson_sc", name),
+		ttl:     "0",
+	}
+	s.keys = []string{name, s.channel}
+	switch {
+	case s.c == nil:
+		s.err = fmt.Errorf("semaphore: nil client: %w", relock.ErrInvalidArgument)
+	case o.TTL < 0 || (o.TTL > 0 && o.TTL < time.Millisecond):
+		s.err = fmt.Errorf("semaphore: TTL %v: %w", o.TTL, relock.ErrInvalidArgument)
+	default:
+		if err := core.ValidateName(name); err != nil {
+			s.err = fmt.Errorf("semaphore: %w", err)
+		}
+	}
+	if o.TTL > 0 {
+		s.ttl = core.Millis(o.TTL)
+	}
+	return s
+}
+
+// Name returns the semaphore's name, which is its Redis key.
+func (s *Semaphore) Name() string { return s.name }
+
+// Acquire waits until it has taken n permits, all at once, or ctx ends.
+// n must be positive. The permits are the caller's to Release; nothing
+// records that it holds them.
+//
+// If ctx ends first, Acquire returns an error matching both
+// relock.ErrNotAcquired and ctx.Err(), and takes nothing. It returns
+// relock.ErrClosed when the client closes.
+func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
+	return s.acquire(ctx, "acquire", n, -1)
+}
+
+// TryAcquire is Acquire waiting at most wait; 0 means one attempt. It
+// returns an error matching relock.ErrNotAcquired when it gives up.
+func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) error {
+	if wait < 0 {
+		return s.invalid("try acquire", fmt.Sprintf("negative wait %v", wait))
+	}
+	return s.acquire(ctx, "try acquire", n, wait)
+}
+
+func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.Duration) error {
+	if err := s.permits(op, n); err != nil {
+		return err
+	}
+	end, err := s.begin(op)
+	if err != nil {
+		return err
+	}
+	defer end()
+	a := &attempt{s: s, ctx: ctx, n: n}
+	err = wait.Acquire(ctx, wait.Spec{Hub: s.c.Hub, Channel: s.channel, Acquirer: a, Wait: bound})
+	if err != nil {
+		return s.errorf(op, err)
+	}
+	return nil
+}
+
+// Release returns n permits, which must be positive, and wakes up to n
+// waiters on each client. It does not check that the caller acquired
+// them: releasing more than were taken adds permits. Release uses its own
+// short timeout, not ctx's cancellation, so it works with a context that
+// is already done.
+//
+// Release is sent once and never retried: when its reply is lost (the
+// connection failed), it returns the error, and the permits may or may
+// not have been returned. Sending it again could return them twice.
+func (s *Semaphore) Release(ctx context.Context, n int64) error {
+	if err := s.permits("release", n); err != nil {
+		return err
+	}
+	end, err := s.begin("release")
+	if err != nil {
+		return err
+	}
+	defer end()
+	opctx, cancel := s.c.OpContext(ctx)
+	defer cancel()
+	if _, err := s.release(opctx, n); err != nil {
+		return s.errorf("release", err)
+	}
+	return nil
+}
+
+// release runs the release script: INCRBY n, publish the new count.
+func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
+	return core.Eval(ctx, s.c.Scripts, scripts.SemaphoreRelease, s.keys, n, s.c.PublishArg)
+}
+
+// TrySetPermits sets the available permits to n, and wakes up to n
+// waiters on each client, if the semaphore has no count yet (its key is
+// absent); with Options.TTL the key expires TTL later. It reports whether
+// it set the count. n may be zero or negative (releases must then come
+// before any acquire succeeds), as in Redisson.
+func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	end, err := s.begin("try set permits")
+	if err != nil {
+		return false, err
+	}
+	defer end()
+	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreTrySet, s.keys, n, s.c.PublishArg, s.ttl)
+	if err != nil {
+		return false, s.errorf("try set permits", err)
+	}
+	return reply == int64(1), nil
+}
+
+// AddPermits changes the available permits by delta, which may be
+// negative, creating the count at delta when there is none, and wakes up
+// to the new count of waiters on each client. As Redisson's addPermits
+// does, it leaves the key without a TTL. Like Release, it is never
+// retried.
+func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
+	end, err := s.begin("add permits")
+	if err != nil {
+		return err
+	}
+	defer end()
+	if _, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreAdd, s.keys, delta, s.c.PublishArg); err != nil {
+		return s.errorf("add permits", err)
+	}
+	return nil
+}
+
+// AvailablePermits returns the permits available now: 0 when the
+// semaphore has no count.
+func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
+	if err := s.check("available permits"); err != nil {
+		return 0, err
+	}
+	n, _, err := core.OptionalInt(s.c.Redis.Get(ctx, s.name))
+	if err != nil {
+		return 0, s.errorf("available permits", err)
+	}
+	return n, nil
+}
+
+// DrainPermits takes every available permit and returns how many it
+// took: it sets an existing count to 0 (dropping a TTL, as Redisson
+// does) and leaves an absent one absent. A negative count is raised to 0
+// and returned as it was, as java.util.concurrent.Semaphore does. It wakes
+// nobody. Like Release, it is never retried.
+func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
+	end, err := s.begin("drain permits")
+	if err != nil {
+		return 0, err
+	}
+	defer end()
+	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreDrain, s.keys[:1])
+	if err == nil {
+		var n int64
+		if n, err = integer(reply); err == nil {
+			return n, nil
+		}
+	}
+	return 0, s.errorf("drain permits", err)
+}
+
+// integer reads a script's integer reply, given as a number or as the
+// decimal string a key held.
+func integer(reply any) (int64, error) {
+	switch v := reply.(type) {
+	case int64:
+		return v, nil
+	case string:
+		return strconv.ParseInt(v, 10, 64)
+	}
+	return 0, fmt.Errorf("unexpected reply %v", reply)
+}
+
+// check returns the semaphore's input error or relock.ErrClosed.
+func (s *Semaphore) check(op string) error {
+	if s.err != nil {
+		return s.err
+	}
+	if err := s.c.Check(); err != nil {
+		return s.errorf(op, err)
+	}
+	return nil
+}
+
+// begin is check for an operation that runs scripts (core.Client.Begin):
+// the client's Close waits for end.
+func (s *Semaphore) begin(op string) (end func(), err error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if end, err = s.c.Begin(); err != nil {
+		return nil, s.errorf(op, err)
+	}
+	return end, nil
+}
+
+// permits checks the input of an operation taking n permits.
+func (s *Semaphore) permits(op string, n int64) error {
+	if s.err != nil {
+		return s.err
+	}
+	if n <= 0 {
+		return s.invalid(op, fmt.Sprintf("%d permits, want at least 1", n))
+	}
+	return nil
+}
+
+func (s *Semaphore) invalid(op, what string) error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.errorf(op, fmt.Errorf("%s: %w", what, relock.ErrInvalidArgument))
+}
+
+func (s *Semaphore) errorf(op string, err error) error {
+	return fmt.Errorf("semaphore: %s %q: %w", op, s.name, err)
+}
