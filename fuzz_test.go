@@ -9,16 +9,19 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/election"
 	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/latch"
 	"github.com/relock-go/relock/multilock"
 	"github.com/relock-go/relock/redlock"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/rwlock"
+	"github.com/relock-go/relock/semaphore"
 )
 
-// FuzzConstructors builds every lock type from fuzzed names, leases and
-// waits on a nil, a typed-nil and a closed client, and calls each
-// method: nothing panics, and every call fails with an error (bad input,
+// FuzzConstructors builds every lock type, synchronizer and election from
+// fuzzed names, leases and waits on a nil, a typed-nil and a closed
+// client, and calls each method: nothing panics, and every call fails with an error (bad input,
 // or ErrClosed), sending nothing to Redis.
 func FuzzConstructors(f *testing.F) {
 	f.Add("orders:42", int64(0), int64(0), int64(0))
@@ -60,6 +63,7 @@ func FuzzConstructors(f *testing.F) {
 					t.Fatalf("%T.Unlock on an unusable client succeeded", l)
 				}
 			}
+			synchronizers(t, ctx, rc, name, time.Duration(wait), other)
 			if ml, err := multilock.New(locks...); err == nil {
 				if _, err := ml.TryLock(ctx, 0); err == nil {
 					t.Fatal("MultiLock.TryLock on unusable members succeeded")
@@ -69,4 +73,38 @@ func FuzzConstructors(f *testing.F) {
 			}
 		}
 	})
+}
+
+// synchronizers calls every method of the synchronizers and the election
+// on an unusable client: each fails with an error, none panics.
+func synchronizers(t *testing.T, ctx context.Context, rc *relock.Client, name string, wait time.Duration, n int64) {
+	sem := semaphore.New(rc, name, &semaphore.Options{TTL: wait})
+	l := latch.New(rc, name, nil)
+	e := election.New(rc, name, &election.Options{WaitTimeout: wait})
+	errs := map[string]error{
+		"Semaphore.Acquire":    sem.Acquire(ctx, n),
+		"Semaphore.Release":    sem.Release(ctx, n),
+		"Semaphore.AddPermits": sem.AddPermits(ctx, n),
+		"Latch.CountDown":      l.CountDown(ctx),
+		"Latch.Await":          l.Await(ctx),
+		"Election.Proclaim":    e.Proclaim(ctx, name),
+		"Election.Resign":      e.Resign(ctx),
+	}
+	errs["Semaphore.TryAcquire"] = sem.TryAcquire(ctx, n, wait)
+	_, errs["Semaphore.TrySetPermits"] = sem.TrySetPermits(ctx, n)
+	_, errs["Semaphore.AvailablePermits"] = sem.AvailablePermits(ctx)
+	_, errs["Semaphore.DrainPermits"] = sem.DrainPermits(ctx)
+	_, errs["Latch.TrySetCount"] = l.TrySetCount(ctx, n)
+	_, errs["Latch.Count"] = l.Count(ctx)
+	_, errs["Latch.TryAwait"] = l.TryAwait(ctx, wait)
+	_, errs["Latch.Delete"] = l.Delete(ctx)
+	_, errs["Election.Campaign"] = e.Campaign(ctx, name)
+	_, errs["Election.TryCampaign"] = e.TryCampaign(ctx, name, wait)
+	_, errs["Election.Leader"] = e.Leader(ctx)
+	_, errs["Election.Observe"] = e.Observe(ctx)
+	for call, err := range errs {
+		if err == nil {
+			t.Fatalf("%s on an unusable client succeeded", call)
+		}
+	}
 }
