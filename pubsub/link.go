@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/relock-go/relock/internal/derive"
 )
 
 const (
@@ -185,17 +186,13 @@ func (l *link) open() *redis.PubSub {
 // default timeouts while its replica takes over. (Reads of messages set
 // their own timeout.)
 func ownClient(node *redis.Client) *redis.Client {
-	o := *node.Options()
-	o.ContextTimeoutEnabled = true
-	o.DialTimeout = min(o.DialTimeout, shardHealthInterval)
-	o.ReadTimeout, o.WriteTimeout = shardHealthInterval, shardHealthInterval
-	// State the node's client built for itself must not be shared (the
-	// node's client may update its maintenance-notification settings
-	// while this copy is made; relock's own clients need none).
-	o.PushNotificationProcessor = nil
-	o.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	o.ClientSideCache, o.ClientSideCacheConfig = nil, nil
-	return redis.NewClient(&o)
+	o := node.Options()
+	return derive.Client(o, derive.Settings{
+		HonourDeadline: true,
+		DialTimeout:    min(o.DialTimeout, shardHealthInterval),
+		ReadTimeout:    shardHealthInterval,
+		WriteTimeout:   shardHealthInterval,
+	})
 }
 
 // close stops l's writer and closes its connection and its own client,

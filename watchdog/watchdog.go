@@ -26,7 +26,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/relock-go/relock/internal/derive"
 )
 
 // Reasons passed to a lease's lost callback.
@@ -257,29 +258,5 @@ func (w *Watchdog) fire(l *Lease, reason error) {
 // deadline: rdb itself when it does (ContextTimeoutEnabled), otherwise a
 // client of the watchdog's own with rdb's options and that setting.
 func deadlineClient(rdb redis.UniversalClient) (redis.UniversalClient, func() error) {
-	switch c := rdb.(type) {
-	case *redis.Client:
-		if o := c.Options(); !o.ContextTimeoutEnabled {
-			cp := *o
-			cp.ContextTimeoutEnabled = true
-			// State the original client built for itself must not be
-			// shared: the copy makes its own push processor and needs
-			// no client-side cache.
-			cp.PushNotificationProcessor = nil
-			cp.ClientSideCache, cp.ClientSideCacheConfig = nil, nil
-			cp.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-			n := redis.NewClient(&cp)
-			return n, n.Close
-		}
-	case *redis.ClusterClient:
-		if o := c.Options(); !o.ContextTimeoutEnabled {
-			cp := *o
-			cp.ContextTimeoutEnabled = true
-			cp.PushNotificationProcessor = nil
-			cp.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-			n := redis.NewClusterClient(&cp)
-			return n, n.Close
-		}
-	}
-	return rdb, func() error { return nil }
+	return derive.Unless(rdb, derive.Settings{HonourDeadline: true}, func(_ int, deadlines bool) bool { return deadlines })
 }

@@ -2,7 +2,8 @@ package core
 
 import (
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/relock-go/relock/internal/derive"
 )
 
 // scriptClient returns the client relock sends its acquire scripts
@@ -22,31 +23,7 @@ import (
 // while turning retries off there would fail an unlock on every pooled
 // connection the server had closed.
 func scriptClient(rdb redis.UniversalClient) (redis.UniversalClient, func() error) {
-	switch c := rdb.(type) {
-	case *redis.Client:
-		if o := c.Options(); o.MaxRetries > 0 || !o.ContextTimeoutEnabled {
-			cp := *o
-			cp.MaxRetries, cp.ContextTimeoutEnabled = -1, true
-			// State the original client built for itself must not be
-			// shared: the copy makes its own push processor and needs no
-			// client-side cache.
-			cp.PushNotificationProcessor = nil
-			cp.ClientSideCache, cp.ClientSideCacheConfig = nil, nil
-			// The original updates its maintenance-notification settings
-			// while in use; the copy gets its own, off.
-			cp.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-			n := redis.NewClient(&cp)
-			return n, n.Close
-		}
-	case *redis.ClusterClient:
-		if o := c.Options(); o.MaxRetries > 0 || !o.ContextTimeoutEnabled {
-			cp := *o
-			cp.MaxRetries, cp.ContextTimeoutEnabled = -1, true
-			cp.PushNotificationProcessor = nil
-			cp.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-			n := redis.NewClusterClient(&cp)
-			return n, n.Close
-		}
-	}
-	return rdb, func() error { return nil }
+	return derive.Unless(rdb, derive.Settings{NoRetries: true, HonourDeadline: true}, func(retries int, deadlines bool) bool {
+		return retries <= 0 && deadlines
+	})
 }

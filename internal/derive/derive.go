@@ -1,0 +1,83 @@
+// Package derive makes relock's own go-redis clients from a caller's:
+// the one place where such a copy is built, so that every copy leaves
+// alone the state the original built for itself.
+package derive
+
+import (
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// Settings are the options a derived client may change; the rest are
+// the original's. Zero durations keep the original's.
+type Settings struct {
+	NoRetries      bool // go-redis never resends a command (MaxRetries -1)
+	HonourDeadline bool // calls are cut off at their context's deadline (ContextTimeoutEnabled)
+	DialTimeout    time.Duration
+	ReadTimeout    time.Duration
+	WriteTimeout   time.Duration
+}
+
+// Client returns a new client with o's options changed by s, which the
+// caller closes. State the original client built for itself is not
+// shared: the copy makes its own push processor, has no client-side cache
+// and no maintenance notifications (the original updates its settings
+// for those while in use). The caller's hooks are not copied.
+func Client(o *redis.Options, s Settings) *redis.Client {
+	cp := *o
+	s.apply(&cp.MaxRetries, &cp.ContextTimeoutEnabled, &cp.DialTimeout, &cp.ReadTimeout, &cp.WriteTimeout)
+	cp.PushNotificationProcessor = nil
+	cp.ClientSideCache, cp.ClientSideCacheConfig = nil, nil
+	cp.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	return redis.NewClient(&cp)
+}
+
+// Cluster is Client for a cluster client's options.
+func Cluster(o *redis.ClusterOptions, s Settings) *redis.ClusterClient {
+	cp := *o
+	s.apply(&cp.MaxRetries, &cp.ContextTimeoutEnabled, &cp.DialTimeout, &cp.ReadTimeout, &cp.WriteTimeout)
+	cp.PushNotificationProcessor = nil
+	cp.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	return redis.NewClusterClient(&cp)
+}
+
+func (s Settings) apply(retries *int, deadline *bool, dial, read, write *time.Duration) {
+	if s.NoRetries {
+		*retries = -1
+	}
+	if s.HonourDeadline {
+		*deadline = true
+	}
+	set(dial, s.DialTimeout)
+	set(read, s.ReadTimeout)
+	set(write, s.WriteTimeout)
+}
+
+// set sets *dst to v unless v is zero.
+func set(dst *time.Duration, v time.Duration) {
+	if v != 0 {
+		*dst = v
+	}
+}
+
+// Unless returns a copy of rdb with s applied, and its Close, unless
+// keep reports that rdb's options already serve (then rdb itself and a
+// no-op). A client that is neither a *redis.Client nor a
+// *redis.ClusterClient is used as it is.
+func Unless(rdb redis.UniversalClient, s Settings, keep func(maxRetries int, deadlines bool) bool) (redis.UniversalClient, func() error) {
+	switch c := rdb.(type) {
+	case *redis.Client:
+		if o := c.Options(); !keep(o.MaxRetries, o.ContextTimeoutEnabled) {
+			n := Client(o, s)
+			return n, n.Close
+		}
+	case *redis.ClusterClient:
+		if o := c.Options(); !keep(o.MaxRetries, o.ContextTimeoutEnabled) {
+			n := Cluster(o, s)
+			return n, n.Close
+		}
+	}
+	return rdb, func() error { return nil }
+}
