@@ -33,4 +33,9 @@ var (
 	// ErrUpgrade reports an attempt to take a write lock while holding the
 	// read lock of the same read/write lock.
 	ErrUpgrade = core.ErrUpgrade
+
+	// ErrNotReentrant reports a Lock or TryLock of a non-reentrant lock
+	// by an owner that holds it already. It is returned at once: the
+	// call neither waits for itself nor takes a second hold.
+	ErrNotReentrant = core.ErrNotReentrant
 )

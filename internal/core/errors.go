@@ -12,4 +12,5 @@ var (
 	ErrInvalidName     = errors.New("relock: invalid lock name")
 	ErrInvalidArgument = errors.New("relock: invalid argument")
 	ErrUpgrade         = errors.New("relock: read lock cannot be upgraded to a write lock")
+	ErrNotReentrant    = errors.New("relock: non-reentrant lock already held by this owner")
 )

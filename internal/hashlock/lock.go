@@ -1,8 +1,9 @@
 // Package hashlock is the machinery shared by the lock types whose record
 // is Redisson's lock hash (a field "<client id>:<owner>" counting holds,
-// the hash's TTL as the lease): the reentrant and the fair mutex. A lock
-// package supplies its scripts as Ops; hashlock runs the acquire loop,
-// keeps the local hold records, and answers the state queries.
+// the hash's TTL as the lease): the reentrant, fair, non-reentrant and
+// spin locks. A lock package supplies its scripts as Ops; hashlock runs
+// the acquire loop, keeps the local hold records, and answers the state
+// queries.
 package hashlock
 
 import (
@@ -35,7 +36,8 @@ type Result struct {
 	// exponentially, bounded by Sleep, until that waiter has taken it.
 	Turn bool
 	// Refused, when set, ends the wait with this error: the acquire can
-	// never succeed (a read-to-write upgrade).
+	// never succeed (a read-to-write upgrade, a non-reentrant lock's
+	// owner asking again).
 	Refused error
 	// Foreign reports that a holder or waiter ahead of the caller is not
 	// a relock client: it wakes the caller on Ops.Foreign's channel.
@@ -138,7 +140,12 @@ type Lock struct {
 	// MaxSleep caps each sleep between attempts (a fair waiter's score
 	// refresh); 0 means no cap.
 	MaxSleep time.Duration
-	Err      error // bad input found by New, returned by every method
+	// Poll, when set, makes waits poll with this backoff instead of
+	// listening (Redisson's spin lock, whose releases publish nothing):
+	// they never subscribe, and Ops.Channel, Foreign and Grants go
+	// unused.
+	Poll wait.Backoff
+	Err  error // bad input found by New, returned by every method
 
 	// Arguments made once, so that each call boxes no new value.
 	leaseArg   any      // LeaseMillis
@@ -228,16 +235,17 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 	ctx, _ = core.EnsureOwner(ctx)
 	key, f, _ := l.owner(ctx)
 	a := &acquire{l: l, ctx: ctx, key: key, f: f, bound: bound, backoff: minTurnBackoff}
-	channel, tag := l.Ops.Channel(key.Field)
 	spec := wait.Spec{
 		Hub:      l.C.Hub,
-		Channel:  channel,
-		Tag:      tag,
 		Acquirer: a,
-		Handoffs: l.Ops.Grants,
 		GivesUp:  l.Ops.GiveUp != nil,
 		Wait:     bound,
 		MaxSleep: l.MaxSleep,
+		Poll:     l.Poll,
+	}
+	if l.Poll == nil {
+		spec.Channel, spec.Tag = l.Ops.Channel(key.Field)
+		spec.Handoffs = l.Ops.Grants
 	}
 	if err := wait.Acquire(ctx, spec); err != nil {
 		return nil, l.errorf("lock", err)
@@ -254,6 +262,7 @@ type acquire struct {
 	bound time.Duration
 
 	queued  bool          // an attempt queued the owner, which holds nothing here
+	refused bool          // an attempt was refused (Result.Refused)
 	asked   time.Time     // send time of the last attempt that found the lock taken
 	backoff time.Duration // the next sleep after a Result.Turn
 	lctx    context.Context
@@ -278,6 +287,7 @@ func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
 		l.abandon(a.ctx, a.key, a.f)
 		return wait.Outcome{}, err
 	case r.Refused != nil:
+		a.refused = true
 		return wait.Outcome{}, r.Refused
 	case r.Acquired:
 		return a.take(core.Grant{Sent: sent, Token: r.Token, Handoff: mode == Queued})
@@ -343,11 +353,15 @@ func (a *acquire) Handoff(note string) (bool, error) {
 // isOne reports a reply of 1, a renewal's "renewed".
 func isOne(reply any) bool { return reply == int64(1) }
 
-// GiveUp runs Ops.GiveUp for a wait that ended without the lock.
+// GiveUp runs Ops.GiveUp for a wait that ended without the lock. An
+// owner whose attempt was refused counts as holding the lock: a
+// non-reentrant lock refuses an owner whose field is in the hash, and
+// that hold (another call's of the same owner, perhaps a grant it is
+// about to take) must not be passed on as one this wait left behind.
 func (a *acquire) GiveUp() error {
 	opctx, cancel := a.l.C.OpContext(a.ctx)
 	defer cancel()
-	return a.l.Ops.GiveUp(opctx, a.f, a.l.C.Holding(a.key))
+	return a.l.Ops.GiveUp(opctx, a.f, a.refused || a.l.C.Holding(a.key))
 }
 
 // take records an acquire. A grant some other call of the owner took

@@ -66,10 +66,7 @@ func badInput(t *testing.T, e *env) {
 // closeClient: Close is idempotent, fails waiting Locks with ErrClosed,
 // and cancels held locks' contexts with cause ErrClosed.
 func closeClient(t *testing.T, e *env) {
-	rc, err := relock.New(e.lockRedis(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc, calls := e.countedClient(t, nil)
 	name := redistest.Key(t)
 	holder := e.k.New(e.client(t, nil), name, 0)
 	hctx := lockT(t, holder, context.Background())
@@ -83,7 +80,8 @@ func closeClient(t *testing.T, e *env) {
 		err error
 	}
 	next := make(chan result, 1)
-	other := e.k.New(e.client(t, nil), heldMu.Name(), 0)
+	orc, otherCalls := e.countedClient(t, nil)
+	other := e.k.New(orc, heldMu.Name(), 0)
 	go func() {
 		octx, err := other.Lock(context.Background())
 		at := time.Now()
@@ -93,14 +91,14 @@ func closeClient(t *testing.T, e *env) {
 		next <- result{at, err}
 	}()
 	errc := make(chan error)
+	from := calls.N()
 	go func() {
 		_, err := e.k.New(rc, name, 0).Lock(context.Background())
 		errc <- err
 	}()
 	raw := e.redis(t)
-	eventually(t, 2*time.Second, "waiters subscribed", func() bool {
-		return e.subscribers(t, raw, name) == 1 && e.subscribers(t, raw, heldMu.Name()) == 1
-	})
+	e.awaitWaiting(t, name, 1, calls, from)
+	e.awaitWaiting(t, heldMu.Name(), 1, otherCalls, 0)
 	time.Sleep(50 * time.Millisecond) // their attempts after subscribing
 	closed := time.Now()
 	if err := rc.Close(); err != nil {

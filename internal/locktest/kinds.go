@@ -5,8 +5,10 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/nonreentrant"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/rwlock"
+	"github.com/relock-go/relock/spinlock"
 )
 
 // The kinds of lock the suite runs: each lock package runs its own on one
@@ -33,6 +35,22 @@ var (
 			return rwlock.New(rc, name, &rwlock.Options{Lease: lease}).Writer()
 		},
 		Channel: func(name string) string { return "redisson_rwlock:{" + name + "}" },
+	}
+
+	// Spin is the spin lock with its default backoff, whose sleeps reach
+	// 128ms at most.
+	Spin = Kind{
+		New: func(rc *relock.Client, name string, lease time.Duration) Lock {
+			return spinlock.New(rc, name, &spinlock.Options{Lease: lease})
+		},
+		Poll: 128 * time.Millisecond,
+	}
+
+	NonReentrant = Kind{
+		New: func(rc *relock.Client, name string, lease time.Duration) Lock {
+			return nonreentrant.New(rc, name, &nonreentrant.Options{Lease: lease})
+		},
+		Reentry: relock.ErrNotReentrant,
 	}
 )
 

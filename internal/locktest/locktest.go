@@ -1,6 +1,7 @@
 // Package locktest is the behaviour suite every relock lock type must
-// pass: reentrancy through the context, unlock rules, waits and wake-ups,
-// the watchdog and fixed leases, mutual exclusion, bad input and Close.
+// pass: reentrancy through the context (or its refusal), unlock rules,
+// waits and wake-ups (or polls), the watchdog and fixed leases, mutual
+// exclusion, bad input and Close.
 // A lock package runs it from its tests with a Kind describing how to
 // build its lock (Run, on one server); internal/clustertest runs it for
 // every lock type on a Redis Cluster (RunCluster). Checks particular to
@@ -46,6 +47,18 @@ type Kind struct {
 	// waiters' channels; nil means Redisson's RLock channel,
 	// redisson_lock__channel:{name}.
 	Channel func(name string) string
+
+	// Reentry, for a non-reentrant kind, is the error a Lock by an owner
+	// that holds the lock returns at once; the suite checks it where
+	// reentrant kinds re-enter. nil for reentrant kinds.
+	Reentry error
+
+	// Poll, for a kind whose waiters poll instead of listening (a spin
+	// lock), is the longest sleep between their attempts: the suite
+	// checks that they subscribe to nothing and take a released lock
+	// within it, where listening kinds are woken. Zero for listening
+	// kinds.
+	Poll time.Duration
 }
 
 // Run runs the suite against locks of kind k on srv, a server the calling

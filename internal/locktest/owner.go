@@ -12,8 +12,13 @@ import (
 
 // reentrancyFollowsContext: a call chain that passes the returned context
 // re-enters; a context without that owner, or one from WithNewOwner,
-// waits; a goroutine handed the context shares the owner.
+// waits; a goroutine handed the context shares the owner. A
+// non-reentrant kind refuses the re-entry instead (reentryRefused).
 func reentrancyFollowsContext(t *testing.T, e *env) {
+	if e.k.Reentry != nil {
+		reentryRefused(t, e)
+		return
+	}
 	mu := e.k.New(e.client(t, nil), redistest.Key(t), 0)
 
 	inner := func(ctx context.Context) int {
@@ -124,14 +129,17 @@ func unlockCancelledContext(t *testing.T, e *env) {
 }
 
 // contextCancelledByUnlock: the last Unlock cancels the returned context
-// (plain cancellation, not ErrLockLost); inner Unlocks do not.
+// (plain cancellation, not ErrLockLost); inner Unlocks, where the kind
+// re-enters, do not.
 func contextCancelledByUnlock(t *testing.T, e *env) {
 	mu := e.k.New(e.client(t, nil), redistest.Key(t), 0)
 	ctx := lockT(t, mu, context.Background())
-	inner := lockT(t, mu, ctx)
-	unlockT(t, mu, inner)
-	if ctx.Err() != nil {
-		t.Fatal("inner Unlock cancelled the outer lock context")
+	if e.k.Reentry == nil {
+		inner := lockT(t, mu, ctx)
+		unlockT(t, mu, inner)
+		if ctx.Err() != nil {
+			t.Fatal("inner Unlock cancelled the outer lock context")
+		}
 	}
 	unlockT(t, mu, ctx)
 	if !errors.Is(ctx.Err(), context.Canceled) || errors.Is(context.Cause(ctx), relock.ErrLockLost) {

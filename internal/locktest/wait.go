@@ -77,14 +77,15 @@ func lockCancelledMidWait(t *testing.T, e *env) {
 	defer unlockT(t, holder, hctx)
 	raw := e.redis(t)
 
-	mu := e.k.New(e.client(t, nil), name, 0)
+	rc, calls := e.countedClient(t, nil)
+	mu := e.k.New(rc, name, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error)
 	go func() {
 		_, err := mu.Lock(ctx)
 		errc <- err
 	}()
-	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return e.subscribers(t, raw, name) == 1 })
+	e.awaitWaiting(t, name, 1, calls, 0)
 	cancel()
 	err := <-errc
 	if !errors.Is(err, relock.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
@@ -123,7 +124,13 @@ func serverCommandCalls(t *testing.T, rdb *redis.Client) int64 {
 
 // wakeUpNotPolling: a waiter is woken by the release message, not by its
 // TTL, and sends no command while it waits (to any master of a cluster).
+// A kind whose waiters poll is checked for polling instead
+// (pollsWithoutListening).
 func wakeUpNotPolling(t *testing.T, e *env) {
+	if e.k.Poll > 0 {
+		pollsWithoutListening(t, e)
+		return
+	}
 	e = e.isolated(t)
 	raw := e.redis(t)
 	masters := e.masters(t)
@@ -162,13 +169,23 @@ func wakeUpNotPolling(t *testing.T, e *env) {
 
 // oneSubscriptionConnection: however many goroutines wait, a client has
 // one subscription connection (on a cluster, one per master serving a
-// waited-on channel, none elsewhere), and no channel is left subscribed
-// after 1000 contended lock/unlock cycles.
+// waited-on channel, none elsewhere; none at all for a kind whose
+// waiters poll), and no channel is left subscribed after 1000 contended
+// lock/unlock cycles.
 func oneSubscriptionConnection(t *testing.T, e *env) {
 	e = e.isolated(t)
 	raw := e.redis(t)
 	connName := "relock-onesub-" + strconv.FormatInt(connNames.Add(1), 10)
-	rdb := e.redisWith(t, func(o *redis.UniversalOptions) { o.ClientName = connName })
+	rdb := e.redisWith(t, func(o *redis.UniversalOptions) {
+		o.ClientName = connName
+		if e.k.Poll > 0 {
+			// Retries off and deadlines on: the counter sees every
+			// attempt of the polling waiters.
+			o.MaxRetries, o.ContextTimeoutEnabled = -1, true
+		}
+	})
+	calls := &redistest.ScriptCounter{}
+	calls.Watch(rdb)
 	rc, err := relock.New(rdb, &relock.Options{Linger: redistest.Linger})
 	if err != nil {
 		t.Fatal(err)
@@ -192,17 +209,22 @@ func oneSubscriptionConnection(t *testing.T, e *env) {
 			}
 		})
 	}
-	eventually(t, 5*time.Second, "all waiters subscribed", func() bool {
-		var n int64
-		for _, name := range names {
-			n += e.subscribers(t, raw, name)
-		}
-		// A shared channel counts its one subscription once.
-		return n >= int64(len(names))
-	})
-	owners := map[string]bool{}
+	if e.k.Poll > 0 {
+		// Two attempts a waiter, on average: they are past their first.
+		eventually(t, 5*time.Second, "waiters polling", func() bool { return calls.N() >= 2*waiters })
+	} else {
+		eventually(t, 5*time.Second, "all waiters subscribed", func() bool {
+			var n int64
+			for _, name := range names {
+				n += e.subscribers(t, raw, name)
+			}
+			// A shared channel counts its one subscription once.
+			return n >= int64(len(names))
+		})
+	}
+	owners := map[string]bool{} // the servers that must have a subscription
 	for _, n := range names {
-		owners[nodeFor(t, raw, e.channel(n)).Options().Addr] = true
+		owners[nodeFor(t, raw, e.channel(n)).Options().Addr] = e.k.Poll == 0
 	}
 	for _, srv := range e.servers(t) {
 		want := 0

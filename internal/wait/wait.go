@@ -1,5 +1,7 @@
 // Package wait is the acquire loop every lock type shares: try, subscribe,
 // retry, then sleep until a wake-up, the lock's TTL or the caller's end.
+// A lock type without pub/sub (Redisson's spin lock) polls instead, with
+// a backoff (Spec.Poll).
 //
 // No release is missed between a failed attempt and the sleep: the
 // waiter's subscription is in place before an attempt that counts. When
@@ -73,6 +75,10 @@ type Spec struct {
 	Wait time.Duration
 	// MaxSleep, if positive, caps each sleep between attempts.
 	MaxSleep time.Duration
+	// Poll, when set, makes the wait poll instead of listening (see
+	// poll.go): it never subscribes, and Channel, Tag, Handoffs and
+	// Outcome.Also go unused.
+	Poll Backoff
 }
 
 // Acquire runs the loop. It returns nil once an attempt acquired; an
@@ -94,7 +100,7 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 	}()
 	w := waiter{s: s}
 	defer w.close()
-	if s.Wait != 0 {
+	if s.Wait != 0 && s.Poll == nil {
 		w.sub = s.Hub.Live(s.Channel, s.Tag)
 	}
 	o, err := s.Attempt(w.sub != nil)
@@ -105,6 +111,8 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 		return err
 	case s.Wait == 0:
 		return core.ErrNotAcquired
+	case s.Poll != nil:
+		return poll(ctx, s, o, err)
 	}
 	return w.wait(ctx, o, err)
 }

@@ -1,0 +1,35 @@
+// Package nonreentrant provides Mutex, a distributed lock that its owner
+// cannot take twice, wire-compatible with Redisson's
+// RedissonNonReentrantLock (the counterpart of Curator's
+// InterProcessSemaphoreMutex).
+//
+// The lock is the same Redis hash as Redisson's RLock (and package
+// reentrant's Mutex): named after the lock, one field
+// "<client id>:<owner>", the hash's TTL as the lease; here the field's
+// hold count is always 1. Releasing it deletes the hash and publishes
+// "0" on "redisson_lock__channel:{<name>}", as an RLock's last release
+// does, and relock's own waiters register and are woken (or handed the
+// lock) as package reentrant describes. So non-reentrant and reentrant
+// locks of the same name, in relock or in Redisson, exclude each other
+// and wake each other's waiters.
+//
+// A Lock or TryLock by an owner that holds the lock already (the context
+// Lock returned, or any context derived from it, in any goroutine)
+// fails at once with an error matching relock.ErrNotReentrant: it never
+// waits for itself and never takes a second hold. Redisson's acquire
+// refuses the same way, with the error reply NON_REENTRANT_REACQUIRE,
+// which relock's acquire script replies too when the owner's field is in
+// the hash but its client has no record of the hold. Work that must wait
+// for the lock instead takes a fresh owner (relock.WithNewOwner).
+//
+// Mutual exclusion holds only while the lease holds. Without a fixed lease
+// the client's watchdog renews it while the lock is held, and the context
+// Lock returned is cancelled with cause relock.ErrLockLost when a renewal
+// finds the lock gone or cannot reach Redis before the lease may have
+// expired. With a fixed lease (Options.Lease) nothing renews it, and the
+// returned context's deadline is the lease's end.
+//
+// Waiters are not promised arrival order; among relock clients alone the
+// lock goes to the longest-registered waiter, as for package reentrant.
+// There is no fair variant (Redisson's RedissonNonReentrantFairLock).
+package nonreentrant

@@ -1,0 +1,57 @@
+package nonreentrant_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/nonreentrant"
+)
+
+// srv is the redis-server shared by the package's tests; each test uses
+// its own lock names.
+var srv *redistest.Server
+
+func TestMain(m *testing.M) { redistest.Main(m, nil, &srv) }
+
+// newClient returns a relock client on srv with its own go-redis client,
+// as if it were a separate process; both close when t ends.
+func newClient(t testing.TB, opts *relock.Options) *relock.Client {
+	t.Helper()
+	return redistest.Relock(t, srv.LockClient(t), opts)
+}
+
+// lockT locks mu or fails the test.
+func lockT(t testing.TB, mu *nonreentrant.Mutex, ctx context.Context) context.Context {
+	t.Helper()
+	lctx, err := mu.Lock(ctx)
+	if err != nil {
+		t.Fatalf("Lock(%s): %v", mu.Name(), err)
+	}
+	return lctx
+}
+
+// unlockT unlocks mu or fails the test.
+func unlockT(t testing.TB, mu *nonreentrant.Mutex, ctx context.Context) {
+	t.Helper()
+	if err := mu.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock(%s): %v", mu.Name(), err)
+	}
+}
+
+// channelOf is Redisson's lock channel for lock name.
+func channelOf(name string) string { return "redisson_lock__channel:{" + name + "}" }
+
+// eventually polls cond every 5ms until it holds or limit passes.
+func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

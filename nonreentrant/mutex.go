@@ -1,0 +1,140 @@
+package nonreentrant
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hashlock"
+)
+
+// Options configure a Mutex. A nil *Options and zero fields mean the
+// defaults documented on each field.
+type Options struct {
+	// Lease is a fixed lease: the lock expires Lease after each acquire
+	// unless unlocked first, and nothing renews it. Zero (the default)
+	// lets the client's watchdog renew the lease while the lock is held.
+	// Redis keeps milliseconds: a Lease below 1ms is invalid.
+	Lease time.Duration
+}
+
+// A Mutex is a distributed lock that its owner cannot take twice. It is
+// cheap to create, does no I/O until used, and is safe for concurrent
+// use; any number of Mutex values may name the same lock. The zero Mutex
+// is not usable: create one with New.
+type Mutex struct {
+	l           *hashlock.Lock
+	channel     string   // redisson_lock__channel:{<name>}
+	keys        []string // lock, channel, waiters: the release scripts' KEYS
+	acquireKeys []string // lock, waiters
+	// clientChannel: "<channel>:<client id>", where the client's waiters
+	// are woken one at a time (waitChannel).
+	clientChannel string
+}
+
+var _ relock.Locker = (*Mutex)(nil)
+
+// New returns the Mutex named name on rc. Bad input (a nil client, an
+// invalid name, a negative lease) is not reported here but by every
+// method of the returned Mutex.
+func New(rc *relock.Client, name string, opts *Options) *Mutex {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	m := &Mutex{
+		l:       hashlock.New("nonreentrant", rc, name, o.Lease),
+		channel: core.Prefix("redisson_lock__channel", name),
+	}
+	waiters := core.Prefix("relock_lock_waiters", name)
+	m.keys = []string{name, m.channel, waiters}
+	m.acquireKeys = []string{name, waiters}
+	if m.l.C != nil {
+		m.clientChannel = m.channel + ":" + m.l.C.ID
+	}
+	m.l.Ops = hashlock.Ops{
+		Acquire:     m.acquire,
+		GiveUp:      m.giveUp,
+		Unlock:      m.unlock,
+		ForceUnlock: m.forceUnlock,
+		Channel:     m.waitChannel,
+		Foreign:     func(string) string { return m.channel },
+		Grants:      true,
+	}
+	return m
+}
+
+// Name returns the lock's name, which is its Redis key.
+func (m *Mutex) Name() string { return m.l.Name }
+
+// Client returns the client the lock was built on.
+func (m *Mutex) Client() *relock.Client { return m.l.Client }
+
+// Lock waits until ctx's owner holds the lock, or ctx ends. When ctx
+// carries no owner a fresh one is created. The returned context is a
+// child of ctx carrying the owner: pass it to Unlock and to the work the
+// lock protects. It is cancelled with cause relock.ErrLockLost if the
+// lease is lost, has a deadline at the lease's end with a fixed lease,
+// and is cancelled by Unlock.
+//
+// When ctx's owner holds the lock already, Lock returns at once an error
+// matching relock.ErrNotReentrant, and the hold stays as it was. If ctx
+// ends first, Lock returns an error matching both relock.ErrNotAcquired
+// and ctx.Err(), and leaves nothing in Redis.
+func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
+	return m.lock(ctx, -1)
+}
+
+// TryLock is Lock waiting at most wait; 0 means one attempt. It returns
+// an error matching relock.ErrNotAcquired when it gives up, and one
+// matching relock.ErrNotReentrant when ctx's owner holds the lock.
+func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	if wait < 0 {
+		return nil, fmt.Errorf("nonreentrant: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	}
+	return m.lock(ctx, wait)
+}
+
+// lock refuses an owner that holds the lock on this client without a
+// round trip; the acquire script refuses one that holds it in Redis only
+// (a grant another call of the owner is about to take, or a hold whose
+// local record went with a lost reply).
+func (m *Mutex) lock(ctx context.Context, bound time.Duration) (context.Context, error) {
+	if err := m.l.Check(); err != nil {
+		return nil, err
+	}
+	if key, ok := m.l.Key(ctx); ok && m.l.C.Holding(key) {
+		return nil, fmt.Errorf("nonreentrant: lock %q: %w", m.l.Name, relock.ErrNotReentrant)
+	}
+	return m.l.Lock(ctx, bound)
+}
+
+// Unlock releases ctx's owner's hold: it deletes the lock and wakes a
+// waiter, as the reentrant lock's last Unlock does. Unlock uses its own
+// short timeout, not ctx's cancellation, so it works with a context that
+// is already done. It returns an error matching relock.ErrNotHeld, and
+// changes nothing, when ctx's owner holds no hold (never locked, already
+// unlocked, or lost).
+func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
+
+// ForceUnlock deletes the lock whoever holds it and wakes a waiter. It
+// reports whether there was a lock to delete. Holders on this client see
+// their contexts cancelled with relock.ErrLockLost at once; holders
+// elsewhere, at their watchdog's next renewal.
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+
+// IsLocked reports whether anyone holds the lock.
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
+
+// IsHeld reports whether ctx's owner holds the lock, as Redis sees it.
+func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.l.IsHeld(ctx) }
+
+// HoldCount returns 1 when ctx's owner holds the lock, as Redis sees it,
+// and 0 otherwise.
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.l.HoldCount(ctx) }
+
+// TTL returns the time left on the lock's lease: 0 when the lock is not
+// held, -1 when it is held without expiry (a foreign writer's doing).
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.l.TTL(ctx) }

@@ -1,0 +1,17 @@
+-- spin_acquire: take or re-enter a spin lock (Redisson RSpinLock), whose
+-- record is the reentrant lock's hash. Its waiters poll: nothing
+-- registers and nothing is published.
+--
+-- KEYS[1]  lock hash, the user's lock name
+-- ARGV[1]  lease in milliseconds
+-- ARGV[2]  owner field, "<client id>:<owner>"
+--
+-- Reply: nil when the caller now holds the lock (hold count + 1, TTL reset
+-- to the lease); otherwise the hash's PTTL in milliseconds (-1 when it
+-- has no expiry).
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+	redis.call('hincrby', KEYS[1], ARGV[2], 1)
+	redis.call('pexpire', KEYS[1], ARGV[1])
+	return nil
+end
+return redis.call('pttl', KEYS[1])
