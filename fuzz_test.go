@@ -13,10 +13,12 @@ import (
 	"github.com/relock-go/relock/fair"
 	"github.com/relock-go/relock/latch"
 	"github.com/relock-go/relock/multilock"
+	"github.com/relock-go/relock/nonreentrant"
 	"github.com/relock-go/relock/redlock"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/rwlock"
 	"github.com/relock-go/relock/semaphore"
+	"github.com/relock-go/relock/spinlock"
 )
 
 // FuzzConstructors builds every lock type, synchronizer and election from
@@ -44,6 +46,8 @@ func FuzzConstructors(f *testing.F) {
 				fair.New(rc, name, &fair.Options{Lease: time.Duration(lease), WaitTimeout: time.Duration(other)}),
 				rwlock.New(rc, name, &rwlock.Options{Lease: time.Duration(lease)}).Reader(),
 				rwlock.New(rc, name, &rwlock.Options{Lease: time.Duration(lease)}).Writer(),
+				spinlock.New(rc, name, &spinlock.Options{Lease: time.Duration(lease), Backoff: spinlock.Constant{Delay: time.Duration(other)}}),
+				nonreentrant.New(rc, name, &nonreentrant.Options{Lease: time.Duration(lease)}),
 			}
 			if ml, err := multilock.New(append(locks, (*fair.Mutex)(nil))...); err == nil || ml != nil {
 				t.Fatalf("multilock.New with a typed nil member = %v, %v", ml, err)

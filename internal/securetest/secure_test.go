@@ -26,7 +26,7 @@ func TestSuites(t *testing.T) {
 	for _, k := range []struct {
 		name string
 		kind locktest.Kind
-	}{{"Reentrant", locktest.Reentrant}, {"Fair", locktest.Fair}, {"RWWriter", locktest.RWWriter}} {
+	}{{"Reentrant", locktest.Reentrant}, {"Fair", locktest.Fair}, {"RWWriter", locktest.RWWriter}, {"Spin", locktest.Spin}, {"NonReentrant", locktest.NonReentrant}} {
 		t.Run(k.name, func(t *testing.T) { locktest.Run(t, s, k.kind) })
 	}
 	t.Run("RWReaders", func(t *testing.T) { locktest.RunReaders(t, s) })
