@@ -1,0 +1,36 @@
+// Package inspect reads the state of locks in Redis for operators: who
+// holds a lock and how many times, who waits for it, its TTL, a read/write
+// lock's mode and readers, a fair lock's queue, and a fencing counter. It
+// reads the records of relock's lock types and those Redisson writes,
+// which share their layout (the README's "Redisson wire layout").
+//
+// Read takes a plain go-redis client, not a relock.Client: an operator's
+// tool needs neither a watchdog nor a subscription. It reads every key of
+// one lock in one read-only script, so the view is atomic: no holder
+// changes between reading the hash and reading the queue. Every key of a
+// lock shares its cluster hash slot, so Read works on a cluster too.
+//
+// List finds lock records by name pattern with SCAN, never KEYS, on every
+// master of a cluster, a bounded batch per call: it neither blocks Redis
+// nor holds the whole key space in memory.
+//
+// What it tells, and what not:
+//
+//   - A view is a snapshot: by the time it is printed, the lock may have
+//     changed hands.
+//   - Owners are shown as Redis has them: "<client id>:<owner>", where
+//     the client id is a UUID, version 8 for relock's clients and
+//     version 4 for Redisson's (Ident.Library), and the owner is relock's
+//     owner number or Redisson's thread id. Which process that is, Redis
+//     does not know: match the client id with relock.Client.ID, or with
+//     Redisson's connection manager id, in your logs.
+//   - Fair-queue deadlines are epoch milliseconds from the clock of the
+//     client that wrote them (relock's: the Redis server's); compare them
+//     with Lock.ServerTime, not with the local clock.
+//   - An ACL user running Read needs EVALSHA and EVAL, and inside the
+//     script TYPE, PTTL, HGETALL, HEXISTS, LRANGE, ZRANGE, GET and TIME;
+//     List needs SCAN, TYPE and HSCAN (and CLUSTER SLOTS on a cluster).
+//   - Nothing here changes a lock. To release one whoever holds it, use
+//     the lock type's ForceUnlock (or the relock CLI's force-unlock),
+//     which also wakes its waiters: deleting the key by hand does not.
+package inspect

@@ -1,0 +1,208 @@
+package inspect
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// A Lock is the state of one lock as Read found it. Every slice is
+// non-nil, so that JSON shows an empty list as [].
+type Lock struct {
+	// Name is the lock's name, which is its Redis key.
+	Name string `json:"name"`
+	// Kind is the kind of record at the key.
+	Kind Kind `json:"kind"`
+	// Type is the Redis type of a key that is no lock record (KindOther).
+	Type string `json:"type,omitempty"`
+	// TTL is the time left on the lock's lease.
+	TTL TTL `json:"ttl_ms"`
+	// Mode is a read/write lock's mode: "read" or "write".
+	Mode string `json:"mode,omitempty"`
+	// Fair reports a fair lock's queue keys: someone waits, or waited,
+	// in arrival order.
+	Fair bool `json:"fair"`
+	// Holders hold the lock: one for a mutex, the readers (and a writer
+	// that took read holds) of a read/write lock. The writer comes first,
+	// then the others by field.
+	Holders []Holder `json:"holders"`
+	// Queue is a fair lock's queue, head first.
+	Queue []Queued `json:"queue"`
+	// Waiters are relock's waiters registered on a reentrant lock, the
+	// longest-registered first: the one a release tells.
+	Waiters []Waiter `json:"waiters"`
+	// Token is the fencing counter's value, the last token drawn; 0 when
+	// the lock has never been taken with fencing.
+	Token int64 `json:"fencing_token,omitempty"`
+	// ServerTime is the Redis server's clock when the state was read.
+	ServerTime time.Time `json:"server_time"`
+}
+
+// Exists reports whether Redis has anything of the lock: its record, a
+// queue, registered waiters or a fencing counter.
+func (l *Lock) Exists() bool {
+	return l.Kind != KindNone || len(l.Queue) > 0 || len(l.Waiters) > 0 || l.Token != 0
+}
+
+// Kind is the kind of record at a lock's key.
+type Kind string
+
+// The kinds of record.
+const (
+	// KindNone: no key, the lock is free.
+	KindNone Kind = "none"
+	// KindLock: a hash of owner fields and hold counts, the record of a
+	// reentrant, fenced or fair lock (Redisson's RLock, RFencedLock,
+	// RFairLock).
+	KindLock Kind = "lock"
+	// KindRWLock: a hash with a "mode" field, a read/write lock
+	// (Redisson's RReadWriteLock).
+	KindRWLock Kind = "rwlock"
+	// KindOther: a key of another type or shape (Lock.Type), such as a
+	// semaphore's string.
+	KindOther Kind = "other"
+)
+
+// An Ident names a holder or waiter by its hash field,
+// "<client id>:<owner>".
+type Ident struct {
+	// Field is the field as Redis has it (without a read/write lock
+	// writer's ":write" suffix).
+	Field string `json:"field"`
+	// ClientID is the client's UUID, the part before the owner.
+	ClientID string `json:"client_id"`
+	// Owner is relock's owner number or Redisson's thread id.
+	Owner string `json:"owner"`
+	// Library is what wrote the field, told by the client id's UUID
+	// version.
+	Library Library `json:"library"`
+}
+
+// Library is the client library an owner field comes from.
+type Library string
+
+// The libraries an Ident can name.
+const (
+	// Relock: a version-8 client id, a relock.Client.
+	Relock Library = "relock"
+	// Redisson: a version-4 client id, Redisson's connection manager.
+	Redisson Library = "redisson"
+	// Unknown: a field that is not "<UUID>:<owner>" with either version.
+	Unknown Library = "unknown"
+)
+
+// ident splits field into client id and owner. A field that does not
+// start with a UUID is split at its last colon, if any.
+func ident(field string) Ident {
+	id := Ident{Field: field, Library: Unknown}
+	if len(field) > 37 && field[36] == ':' {
+		if u, err := uuid.Parse(field[:36]); err == nil {
+			id.ClientID, id.Owner = field[:36], field[37:]
+			switch u.Version() {
+			case 8:
+				id.Library = Relock
+			case 4:
+				id.Library = Redisson
+			}
+			return id
+		}
+	}
+	if i := strings.LastIndexByte(field, ':'); i >= 0 {
+		id.ClientID, id.Owner = field[:i], field[i+1:]
+	}
+	return id
+}
+
+// A Holder holds a lock.
+type Holder struct {
+	Ident
+	// Holds counts the owner's holds: Lock calls not yet unlocked. For a
+	// read/write lock's writer, its write holds.
+	Holds int64 `json:"holds"`
+	// Write marks a read/write lock's writer.
+	Write bool `json:"write,omitempty"`
+	// ReadLeases are a reader's leases: the TTL of read hold i's own key
+	// at index i-1 (NoKey for a hold whose lease ran out). Only the first
+	// MaxReadLeases holds are read.
+	ReadLeases []TTL `json:"read_leases,omitempty"`
+}
+
+// MaxReadLeases bounds the read holds of one reader whose leases Read
+// reports, and so the work of one Read.
+const MaxReadLeases = 100
+
+// Queued is a waiter in a fair lock's queue.
+type Queued struct {
+	Ident
+	// Position is the waiter's place, 1 for the head; 0 for a waiter
+	// with a deadline but no place, which a fair lock's next acquire
+	// queues again or drops.
+	Position int `json:"position"`
+	// Deadline is when the waiter may be dropped if it has not retried:
+	// epoch milliseconds from its client's clock (the server's, for
+	// relock). Zero when it has none.
+	Deadline time.Time `json:"deadline,omitzero"`
+}
+
+// A Waiter is a relock waiter registered on a reentrant lock.
+type Waiter struct {
+	Ident
+	// Fenced marks a waiter that wants a fencing token: a release wakes
+	// it to try rather than granting it the lock.
+	Fenced bool `json:"fenced,omitempty"`
+	// Since is when it first found the lock taken, by the server's clock.
+	Since time.Time `json:"since"`
+}
+
+// TTL is the time a key has left, as PTTL reports it, with two special
+// values. In JSON it is a number of milliseconds, -1 for NoExpiry and -2
+// for NoKey.
+type TTL time.Duration
+
+// The special TTLs.
+const (
+	NoExpiry TTL = -1 // the key has no expiry
+	NoKey    TTL = -2 // there is no key
+)
+
+// ttl converts a PTTL reply.
+func ttl(ms int64) TTL {
+	switch {
+	case ms == -1:
+		return NoExpiry
+	case ms < 0:
+		return NoKey
+	}
+	return TTL(time.Duration(ms) * time.Millisecond)
+}
+
+// String renders a TTL to the millisecond, "no expiry" or "none".
+func (t TTL) String() string {
+	switch t {
+	case NoExpiry:
+		return "no expiry"
+	case NoKey:
+		return "none"
+	}
+	return time.Duration(t).Round(time.Millisecond).String()
+}
+
+// MarshalJSON renders the TTL in milliseconds.
+func (t TTL) MarshalJSON() ([]byte, error) {
+	if t == NoExpiry || t == NoKey {
+		return json.Marshal(int64(t))
+	}
+	return json.Marshal(time.Duration(t).Milliseconds())
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (t *TTL) UnmarshalJSON(b []byte) error {
+	var ms int64
+	if err := json.Unmarshal(b, &ms); err != nil {
+		return err
+	}
+	*t = ttl(ms)
+	return nil
+}
