@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/observe"
 )
 
 // DefaultWatchdogTimeout is the lease a watchdog keeps renewing, Redisson's
@@ -97,6 +98,13 @@ type Options struct {
 	// below the ReadTimeout.
 	SyncTimeout time.Duration
 
+	// Observer, if set, is told what the client's locks do: acquires and
+	// unlocks as they begin and end, holds as they end, the watchdog's
+	// rounds (package observe; the module github.com/relock-go/relock/otel
+	// makes OpenTelemetry metrics and spans of them). Default none, which
+	// costs nothing.
+	Observer observe.Observer
+
 	// Linger is how long a lock's release channel stays subscribed
 	// after the client's last waiter on it leaves, so that a lock
 	// contended again soon costs no SUBSCRIBE, PING or UNSUBSCRIBE and
@@ -170,6 +178,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if _, cluster := rdb.(*redis.ClusterClient); o.PubSub == PubSubSharded && !cluster {
 		return nil, fmt.Errorf("relock: PubSubSharded needs a *redis.ClusterClient: %w", ErrInvalidArgument)
 	}
+	if o.Observer != nil && core.IsNil(o.Observer) {
+		return nil, fmt.Errorf("relock: nil Observer: %w", ErrInvalidArgument)
+	}
 	if o.PubSub < PubSubAuto || o.PubSub > PubSubSharded {
 		return nil, fmt.Errorf("relock: unknown PubSubMode %d: %w", o.PubSub, ErrInvalidArgument)
 	}
@@ -188,6 +199,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	}
 	c.SyncReplicas, c.SyncTimeout = o.SyncReplicas, o.SyncTimeout
 	c.Hub.SetLinger(o.Linger, MaxLingering)
+	if o.Observer != nil {
+		c.SetObserver(o.Observer)
+	}
 	return &Client{c: c}, nil
 }
 
@@ -312,3 +326,8 @@ const CloseTimeout = core.CloseTimeout
 // holds are released too, and a RedLock's record on this client's
 // master.
 func (rc *Client) Shutdown(ctx context.Context) error { return rc.c.Shutdown(ctx) }
+
+// Stats reports the client's holds (one per owner and lock), the acquires
+// waiting on its subscriptions, and the channels it is subscribed to
+// (with waiters, or lingering). It sends nothing to Redis.
+func (rc *Client) Stats() observe.Stats { return rc.c.Stats() }

@@ -47,6 +47,7 @@ func (l *Latch) await(ctx context.Context, bound time.Duration) (bool, error) {
 		Channel:  l.channel,
 		Acquirer: &awaiter{l: l, ctx: ctx},
 		Wait:     bound,
+		Done:     l.c.StartAcquire(ctx, "latch", l.name),
 	})
 	switch {
 	case err == nil:

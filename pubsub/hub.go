@@ -509,3 +509,14 @@ func (h *Hub) Connections() int {
 	defer h.mu.Unlock()
 	return len(h.links)
 }
+
+// Stats reports the waiters on the hub's channels, and how many channels
+// are subscribed, with waiters or lingering.
+func (h *Hub) Stats() (waiters, channels int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, ch := range h.channels {
+		waiters += len(ch.waiters)
+	}
+	return waiters, len(h.channels)
+}

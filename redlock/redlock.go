@@ -165,7 +165,12 @@ func (rl *RedLock) TryLock(ctx context.Context, wait time.Duration) (context.Con
 	return rl.lock(ctx, wait)
 }
 
-func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (context.Context, error) {
+func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (lctx context.Context, err error) {
+	// The first client's Observer is told of the RedLock's acquires.
+	rounds := 0
+	if observed := rl.nodes[0].StartAcquire(ctx, "redlock", rl.name); observed != nil {
+		defer func() { observed(err, rounds) }()
+	}
 	ctx, owner := core.EnsureOwner(ctx)
 	deadline := time.Now().Add(bound)
 	var retry *time.Timer
@@ -179,6 +184,7 @@ func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (context.Conte
 			return nil, fmt.Errorf("redlock: lock %q: %w: %w", rl.name, relock.ErrNotAcquired, err)
 		}
 		undos.Wait()
+		rounds++
 		lctx, a, err := rl.round(ctx, owner, &undos)
 		switch {
 		case err != nil:

@@ -102,7 +102,8 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 	}
 	defer end()
 	a := &attempt{s: s, ctx: ctx, n: n}
-	err = wait.Acquire(ctx, wait.Spec{Hub: s.c.Hub, Channel: s.channel, Acquirer: a, Wait: bound})
+	err = wait.Acquire(ctx, wait.Spec{Hub: s.c.Hub, Channel: s.channel, Acquirer: a, Wait: bound,
+		Done: s.c.StartAcquire(ctx, "semaphore", s.name)})
 	if err != nil {
 		return s.errorf(op, err)
 	}
@@ -118,7 +119,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 // Release is sent once and never retried: when its reply is lost (the
 // connection failed), it returns the error, and the permits may or may
 // not have been returned. Sending it again could return them twice.
-func (s *Semaphore) Release(ctx context.Context, n int64) error {
+func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
 	if err := s.permits("release", n); err != nil {
 		return err
 	}
@@ -127,6 +128,9 @@ func (s *Semaphore) Release(ctx context.Context, n int64) error {
 		return err
 	}
 	defer end()
+	if observed := s.c.StartUnlock(ctx, "semaphore", s.name); observed != nil {
+		defer func() { observed(err) }()
+	}
 	opctx, cancel := s.c.OpContext(ctx)
 	defer cancel()
 	if _, err := s.release(opctx, n); err != nil {

@@ -15,7 +15,8 @@ type round struct {
 	sent   time.Time
 	leases []*Lease
 	cmds   []*redis.Cmd
-	err    error // the pipeline's first error, for the log
+	err    error         // the pipeline's first error, for the log
+	took   time.Duration // from sent to the last answer
 }
 
 // round renews every current lease in one pipeline and reports the replies
@@ -34,6 +35,7 @@ func (w *Watchdog) round(ctx context.Context, timeout time.Duration, out chan<- 
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		r.err = w.exec(ctx, leases, r.cmds)
 		cancel()
+		r.took = time.Since(r.sent)
 	}
 	out <- r
 }
@@ -77,6 +79,7 @@ func (w *Watchdog) apply(r round) (failed bool) {
 	var lost []*Lease
 	errs := 0
 	w.mu.Lock()
+	onRound := w.onRound
 	for i, l := range r.leases {
 		if l.ended {
 			continue
@@ -103,6 +106,9 @@ func (w *Watchdog) apply(r round) (failed bool) {
 	}
 	for _, l := range lost {
 		w.fire(l, ErrGone)
+	}
+	if onRound != nil && len(r.leases) > 0 {
+		onRound(len(r.leases), errs, len(lost), r.took)
 	}
 	return errs > 0
 }

@@ -77,6 +77,8 @@ type Watchdog struct {
 	mu      sync.Mutex
 	leases  map[*Lease]struct{}
 	stopped bool
+	// onRound is told of each round that had leases (OnRound).
+	onRound func(leases, failures, lost int, took time.Duration)
 
 	stop chan struct{}
 	done chan struct{}
@@ -98,6 +100,16 @@ func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Wa
 	}
 	go w.run()
 	return w
+}
+
+// OnRound sets f to be called, from the watchdog's goroutine with no lock
+// held, after each round that had leases: how many, how many renewals
+// got no answer, how many found their lock gone, and how long the round
+// took. It must not block.
+func (w *Watchdog) OnRound(f func(leases, failures, lost int, took time.Duration)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onRound = f
 }
 
 // Watch starts renewing a lock acquired by a call sent at acquired. lost is

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/watchdog"
 )
@@ -43,6 +44,10 @@ type Client struct {
 	SyncTimeout     time.Duration // how long it waits for them
 
 	syncs syncs // the masters' reports of their replicas (sync.go)
+
+	// Obs is told what the client's locks do (observe.go); nil for
+	// nobody. It is set before the client is used.
+	Obs observe.Observer
 
 	closeScripts func() error
 	closed       atomic.Bool

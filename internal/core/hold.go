@@ -22,6 +22,10 @@ type HoldKey struct {
 // what keeps it alive. Holds live in Client.holds, guarded by Client.mu,
 // so every Mutex value with the same name on the same client shares them.
 type hold struct {
+	c        *Client
+	kind     string    // Grant.Kind, for the Observer
+	name     string    // the lock's name
+	since    time.Time // when the first hold was granted
 	count    int
 	token    int64
 	ends     Ends
@@ -38,8 +42,9 @@ type Releaser interface {
 	Release(ctx context.Context, field string, holds int) error
 }
 
-// end cancels every context the hold returned. cause nil means a plain
-// release.
+// end cancels every context the hold returned, and tells the client's
+// Observer. cause nil means a plain release. It is called with no lock
+// held.
 func (h *hold) end(cause error) {
 	if h.lease != nil {
 		h.lease.Stop()
@@ -48,10 +53,12 @@ func (h *hold) end(cause error) {
 		h.expiry.Stop()
 	}
 	h.ends.Cancel(cause)
+	h.c.holdEnded(h, cause)
 }
 
 // A Grant describes a successful acquire.
 type Grant struct {
+	Kind    string           // the lock's package, for the Observer
 	Sent    time.Time        // when the acquiring call was sent
 	Lease   time.Duration    // fixed lease; 0 means the watchdog renews
 	Renewal watchdog.Renewal // watchdog mode: how to renew
@@ -84,7 +91,7 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 		return nil, ErrHoldTaken
 	}
 	if fresh {
-		h = &hold{}
+		h = &hold{c: c, kind: g.Kind, name: key.Name, since: time.Now()}
 	}
 	h.count++
 	h.token = g.Token

@@ -242,6 +242,7 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 		Wait:     bound,
 		MaxSleep: l.MaxSleep,
 		Poll:     l.Poll,
+		Done:     l.C.StartAcquire(ctx, l.Pkg, l.Name),
 	}
 	if l.Poll == nil {
 		spec.Channel, spec.Tag = l.Ops.Channel(key.Field)
@@ -368,7 +369,7 @@ func (a *acquire) GiveUp() error {
 // first leaves the outcome not acquired, for an attempt that re-enters.
 func (a *acquire) take(g core.Grant) (wait.Outcome, error) {
 	l := a.l
-	g.Lease, g.Renewal, g.Releaser = l.Lease, l.renewal(a.f), l
+	g.Kind, g.Lease, g.Renewal, g.Releaser = l.Pkg, l.Lease, l.renewal(a.f), l
 	lctx, err := l.C.Granted(a.ctx, a.key, g)
 	switch {
 	case errors.Is(err, core.ErrHoldTaken):
@@ -427,12 +428,15 @@ func (l *Lock) Release(ctx context.Context, field string, holds int) error {
 }
 
 // Unlock releases one hold of ctx's owner.
-func (l *Lock) Unlock(ctx context.Context) error {
+func (l *Lock) Unlock(ctx context.Context) (err error) {
 	end, err := l.Begin()
 	if err != nil {
 		return err
 	}
 	defer end()
+	if observed := l.C.StartUnlock(ctx, l.Pkg, l.Name); observed != nil {
+		defer func() { observed(err) }()
+	}
 	key, f, ok := l.owner(ctx)
 	if !ok {
 		return l.errorf("unlock", fmt.Errorf("context carries no owner: %w", relock.ErrNotHeld))

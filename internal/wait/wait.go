@@ -79,6 +79,21 @@ type Spec struct {
 	// poll.go): it never subscribes, and Channel, Tag, Handoffs and
 	// Outcome.Also go unused.
 	Poll Backoff
+	// Done, when set, is called once as Acquire returns, with its error
+	// and the number of attempts it made (core.Client.StartAcquire's
+	// end, for the client's Observer).
+	Done func(err error, attempts int)
+}
+
+// counted is an Acquirer that counts the attempts of the one it wraps.
+type counted struct {
+	Acquirer
+	n int
+}
+
+func (c *counted) Attempt(listening bool) (Outcome, error) {
+	c.n++
+	return c.Acquirer.Attempt(listening)
 }
 
 // Acquire runs the loop. It returns nil once an attempt acquired; an
@@ -87,6 +102,11 @@ type Spec struct {
 // error when Redis rejected the call (connection errors are retried, but
 // for a single attempt).
 func Acquire(ctx context.Context, s Spec) (err error) {
+	if s.Done != nil {
+		c := &counted{Acquirer: s.Acquirer}
+		s.Acquirer = c
+		defer func() { s.Done(err, c.n) }()
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: %w", core.ErrNotAcquired, ctx.Err())
 	}

@@ -1,0 +1,129 @@
+// Package observe defines what a relock Client tells an Observer about
+// its locks: acquires and unlocks as they begin and end, holds as they
+// end (and why), and the watchdog's renewal rounds; and Stats, what a
+// Client can report at any time. Set an Observer with
+// relock.Options.Observer; read Stats with relock.Client.Stats. Package
+// relock-go/relock/otel turns both into OpenTelemetry metrics and spans.
+//
+// An Observer's methods are called synchronously, on the goroutine of the
+// event (a caller's Lock, the watchdog's), with no lock of relock's held.
+// They must be quick and must not block or call back into the Client.
+// Without an Observer, relock makes none of these calls and builds none
+// of these values.
+package observe
+
+import (
+	"context"
+	"time"
+)
+
+// An Observer is told what a Client's locks do. Embed Base to implement
+// only some of the methods.
+type Observer interface {
+	// StartAcquire is called as an acquire begins: a Lock, TryLock,
+	// semaphore Acquire, latch Await or election Campaign. The func it
+	// returns, unless nil, is called once as the acquire ends. ctx is
+	// the caller's.
+	StartAcquire(ctx context.Context, l Lock) func(Acquire)
+	// StartUnlock is called as an Unlock (or a semaphore Release) begins;
+	// the func it returns, unless nil, is called once with its error as
+	// it ends.
+	StartUnlock(ctx context.Context, l Lock) func(error)
+	// HoldEnded is called when an owner's last hold on a lock ends.
+	HoldEnded(HoldEnd)
+	// WatchdogRound is called after each renewal round of the Client's
+	// watchdog that renewed at least one lease.
+	WatchdogRound(Round)
+}
+
+// Lock names what an event is about.
+type Lock struct {
+	// Kind is the lock's package: "reentrant", "fair", "rwlock",
+	// "spinlock", "nonreentrant", "semaphore", "latch", "permits",
+	// "multilock", "redlock".
+	Kind string
+	// Name is the lock's name: its Redis key.
+	Name string
+}
+
+// An Outcome is how an acquire ended.
+type Outcome int
+
+const (
+	// Acquired: the caller holds the lock (or the latch opened).
+	Acquired Outcome = iota
+	// NotAcquired: the wait bound ran out or the caller's context ended.
+	NotAcquired
+	// Closed: the Client closed.
+	Closed
+	// Failed: Redis answered with an error, or could not be reached, or
+	// the input was bad.
+	Failed
+)
+
+// String returns "acquired", "not_acquired", "closed" or "failed".
+func (o Outcome) String() string {
+	switch o {
+	case Acquired:
+		return "acquired"
+	case NotAcquired:
+		return "not_acquired"
+	case Closed:
+		return "closed"
+	}
+	return "failed"
+}
+
+// Acquire is how an acquire ended.
+type Acquire struct {
+	Outcome Outcome
+	// Wait is the time from the call to its end.
+	Wait time.Duration
+	// Attempts counts the scripts the acquire ran (1 when the lock was
+	// free; each wake-up or retry adds one). 0 when none ran, as when the
+	// input was bad.
+	Attempts int
+	// Err is the acquire's error, nil when Outcome is Acquired.
+	Err error
+}
+
+// HoldEnd is an owner's last hold on a lock ending.
+type HoldEnd struct {
+	Lock
+	// Held is the time from the first acquire of the hold to its end.
+	Held time.Duration
+	// Cause is nil when the hold was unlocked; otherwise it matches
+	// relock.ErrLockLost (the lease was lost or ran out: the lock may be
+	// someone else's now) or relock.ErrClosed (the Client closed).
+	Cause error
+}
+
+// Round is one renewal round of a Client's watchdog.
+type Round struct {
+	Leases   int           // leases the round renewed or tried to
+	Failures int           // renewals that got no answer (retried soon)
+	Lost     int           // leases the round found gone
+	Duration time.Duration // from sending the round to its answers
+}
+
+// Stats is what a Client reports at any time.
+type Stats struct {
+	Holds    int // owners' holds, one per owner and lock
+	Waiters  int // acquires waiting on the Client's subscriptions
+	Channels int // channels the Client is subscribed to, waiters' and lingering ones
+}
+
+// Base implements Observer with methods that do nothing, for embedding.
+type Base struct{}
+
+// StartAcquire returns nil.
+func (Base) StartAcquire(context.Context, Lock) func(Acquire) { return nil }
+
+// StartUnlock returns nil.
+func (Base) StartUnlock(context.Context, Lock) func(error) { return nil }
+
+// HoldEnded does nothing.
+func (Base) HoldEnded(HoldEnd) {}
+
+// WatchdogRound does nothing.
+func (Base) WatchdogRound(Round) {}

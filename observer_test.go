@@ -1,0 +1,197 @@
+package relock_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/observe"
+	"github.com/relock-go/relock/reentrant"
+)
+
+// recorder is an Observer that keeps every event.
+type recorder struct {
+	mu       sync.Mutex // guards the rest
+	starts   []observe.Lock
+	acquires []observe.Acquire
+	unlocks  []error
+	holds    []observe.HoldEnd
+	rounds   []observe.Round
+}
+
+func (r *recorder) StartAcquire(_ context.Context, l observe.Lock) func(observe.Acquire) {
+	r.mu.Lock()
+	r.starts = append(r.starts, l)
+	r.mu.Unlock()
+	return func(a observe.Acquire) {
+		r.mu.Lock()
+		r.acquires = append(r.acquires, a)
+		r.mu.Unlock()
+	}
+}
+
+func (r *recorder) StartUnlock(context.Context, observe.Lock) func(error) {
+	return func(err error) {
+		r.mu.Lock()
+		r.unlocks = append(r.unlocks, err)
+		r.mu.Unlock()
+	}
+}
+
+func (r *recorder) HoldEnded(e observe.HoldEnd) {
+	r.mu.Lock()
+	r.holds = append(r.holds, e)
+	r.mu.Unlock()
+}
+
+func (r *recorder) WatchdogRound(e observe.Round) {
+	r.mu.Lock()
+	r.rounds = append(r.rounds, e)
+	r.mu.Unlock()
+}
+
+// snapshot returns copies of the events so far.
+func (r *recorder) snapshot() recorder {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return recorder{
+		starts:   append([]observe.Lock(nil), r.starts...),
+		acquires: append([]observe.Acquire(nil), r.acquires...),
+		unlocks:  append([]error(nil), r.unlocks...),
+		holds:    append([]observe.HoldEnd(nil), r.holds...),
+		rounds:   append([]observe.Round(nil), r.rounds...),
+	}
+}
+
+// TestObserver: an Observer is told of a contended acquire (outcome,
+// wait, attempts), a TryLock that gives up, an unlock, the hold's end
+// with its cause (unlocked, lost, closed), and the watchdog's rounds;
+// Stats counts holds, waiters and channels.
+func TestObserver(t *testing.T) {
+	srv := redistest.Start(t)
+	srv.RequireReal(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	rec := &recorder{}
+	const lease = 600 * time.Millisecond
+	rc := redistest.Relock(t, srv.LockClient(t), &relock.Options{Observer: rec, WatchdogTimeout: lease})
+	holder := reentrant.New(redistest.Relock(t, srv.LockClient(t), nil), name, nil)
+	hctx, err := holder.Lock(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	mu := reentrant.New(rc, name, nil)
+	if _, err := mu.TryLock(bg, 0); !errors.Is(err, relock.ErrNotAcquired) {
+		t.Fatalf("TryLock(0) = %v", err)
+	}
+	got := make(chan context.Context, 1)
+	go func() {
+		lctx, err := mu.Lock(bg)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- lctx
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for rc.Stats().Waiters != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("Stats while waiting = %+v, want 1 waiter", rc.Stats())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st := rc.Stats(); st.Channels < 1 || st.Holds != 0 {
+		t.Fatalf("Stats while waiting = %+v", st)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := holder.Unlock(hctx); err != nil {
+		t.Fatal(err)
+	}
+	lctx := <-got
+	if st := rc.Stats(); st.Holds != 1 || st.Waiters != 0 {
+		t.Fatalf("Stats while holding = %+v, want 1 hold, 0 waiters", st)
+	}
+	// A few watchdog rounds renew the hold.
+	time.Sleep(lease)
+	if err := mu.Unlock(lctx); err != nil {
+		t.Fatal(err)
+	}
+
+	s := rec.snapshot()
+	if len(s.starts) != 2 || s.starts[0] != (observe.Lock{Kind: "reentrant", Name: name}) {
+		t.Fatalf("acquire starts %+v", s.starts)
+	}
+	if len(s.acquires) != 2 {
+		t.Fatalf("acquire ends %+v", s.acquires)
+	}
+	if a := s.acquires[0]; a.Outcome != observe.NotAcquired || a.Attempts != 1 || !errors.Is(a.Err, relock.ErrNotAcquired) {
+		t.Fatalf("TryLock(0) reported %+v", a)
+	}
+	if a := s.acquires[1]; a.Outcome != observe.Acquired || a.Attempts < 1 || a.Wait < 100*time.Millisecond || a.Err != nil {
+		t.Fatalf("contended Lock reported %+v, want acquired after >= 100ms", a)
+	}
+	if len(s.unlocks) != 1 || s.unlocks[0] != nil {
+		t.Fatalf("unlocks %v", s.unlocks)
+	}
+	if len(s.holds) != 1 || s.holds[0].Cause != nil || s.holds[0].Held < lease || s.holds[0].Lock.Name != name {
+		t.Fatalf("hold ends %+v, want one unlocked after >= %v", s.holds, lease)
+	}
+	if len(s.rounds) == 0 || s.rounds[0].Leases != 1 || s.rounds[0].Failures != 0 || s.rounds[0].Duration <= 0 {
+		t.Fatalf("watchdog rounds %+v", s.rounds)
+	}
+
+	// A lost lease: the key deleted under the holder.
+	lctx, err = mu.Lock(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Client(t).Del(bg, name)
+	select {
+	case <-lctx.Done():
+	case <-time.After(5 * lease):
+		t.Fatal("lost lease not reported")
+	}
+	s = rec.snapshot()
+	if last := s.holds[len(s.holds)-1]; !errors.Is(last.Cause, relock.ErrLockLost) {
+		t.Fatalf("hold end after the key was deleted: %+v", last)
+	}
+	if last := s.rounds[len(s.rounds)-1]; last.Lost != 1 {
+		t.Fatalf("round that found the lock gone: %+v", last)
+	}
+
+	// Close: a waiter's acquire ends Closed, a held lock's hold ends with
+	// ErrClosed.
+	if _, err := mu.Lock(bg); err != nil {
+		t.Fatal(err)
+	}
+	other := reentrant.New(rc, redistest.Key(t), nil)
+	otherHolder := reentrant.New(redistest.Relock(t, srv.LockClient(t), nil), other.Name(), nil)
+	octx, err := otherHolder.Lock(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherHolder.Unlock(octx)
+	waited := make(chan error, 1)
+	go func() {
+		_, err := other.Lock(bg)
+		waited <- err
+	}()
+	for rc.Stats().Waiters != 1 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := rc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-waited
+	s = rec.snapshot()
+	if last := s.acquires[len(s.acquires)-1]; last.Outcome != observe.Closed {
+		t.Fatalf("acquire ended by Close reported %+v", last)
+	}
+	if last := s.holds[len(s.holds)-1]; !errors.Is(last.Cause, relock.ErrClosed) {
+		t.Fatalf("hold ended by Close reported %+v", last)
+	}
+}
