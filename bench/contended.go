@@ -11,15 +11,18 @@ import (
 )
 
 // A cell is one contended measurement: W workers looping Lock, critical
-// section, Unlock on one name (scenario b) or on names picked at random
-// (scenario c). The workers share Clients clients ("processes"), worker
-// w the client w % Clients: Clients == W gives each its own.
+// section, Unlock on one name (scenarios b and s) or on names picked at
+// random (scenario c). The workers share Clients clients ("processes"),
+// worker w the client w % Clients: Clients == W gives each its own.
 type cell struct {
 	Scenario string
 	W        int
 	Clients  int
 	CS       time.Duration
 	Names    int
+	// Permits, for a semaphore (scenario s), is how many may hold it at
+	// once, given by TrySetPermits; 0 for a lock, which one may hold.
+	Permits int
 }
 
 // cellResult holds every figure of one cell for one kind.
@@ -30,6 +33,7 @@ type cellResult struct {
 	Clients    int     `json:"clients"` // 0 in results.json written before it was recorded: one per worker
 	CriticalUs int     `json:"critical_section_us"`
 	Names      int     `json:"names"`
+	Permits    int     `json:"permits,omitempty"` // a semaphore's (scenario s)
 	Seconds    float64 `json:"seconds"`
 	// The warm-up before the window: its length, the fewest grants a
 	// worker had in it, and the lock or unlock errors it saw (not counted
@@ -64,15 +68,21 @@ type cellResult struct {
 	Inversions int     `json:"fifo_inversions"`
 	InvPct     float64 `json:"fifo_inversions_pct"`
 
-	CmdsPerAcq      float64          `json:"redis_commands_per_acquisition"`  // sent by clients
-	AllCmdsPerAcq   float64          `json:"redis_commands_incl_lua_per_acq"` // incl. those inside scripts
-	RedisCPUPerAcq  float64          `json:"redis_cpu_us_per_acquisition"`    // server CPU
-	ClientCPUPerAcq float64          `json:"client_cpu_us_per_acquisition"`   // this process's CPU
-	ClientCalls     float64          `json:"client_calls_per_acquisition"`    // counted by the workers' probes
-	Errors          int              `json:"errors"`                          // lock or unlock errors from the window's start
-	Violations      int              `json:"mutual_exclusion_violations"`     // two holders at once
-	Commands        map[string]int64 `json:"redis_commandstats"`              // every command, by name
-	Err             string           `json:"error,omitempty"`
+	CmdsPerAcq      float64 `json:"redis_commands_per_acquisition"`  // sent by clients
+	AllCmdsPerAcq   float64 `json:"redis_commands_incl_lua_per_acq"` // incl. those inside scripts
+	RedisCPUPerAcq  float64 `json:"redis_cpu_us_per_acquisition"`    // server CPU
+	ClientCPUPerAcq float64 `json:"client_cpu_us_per_acquisition"`   // this process's CPU
+	ClientCalls     float64 `json:"client_calls_per_acquisition"`    // counted by the workers' probes
+	Errors          int     `json:"errors"`                          // lock or unlock errors from the window's start
+	// Violations are the grants in the window that made more workers hold
+	// the name than may: two for a lock, Permits + 1 for a semaphore.
+	// PeakHolders is the most that held it at once in the window. A hold
+	// runs from the Lock call's return to the Unlock call, within the
+	// hold in Redis, so that a violation is never the clock's doing.
+	Violations  int              `json:"mutual_exclusion_violations"`
+	PeakHolders int              `json:"peak_holders,omitempty"`
+	Commands    map[string]int64 `json:"redis_commandstats"` // every command, by name
+	Err         string           `json:"error,omitempty"`
 }
 
 // tracker records one cell's grants under one mutex, on the shared
@@ -80,8 +90,12 @@ type cellResult struct {
 // workload, where it only counts each worker's grants, then the
 // measurement window [start, end], the only time anything is measured.
 type tracker struct {
-	mu         sync.Mutex
-	single     bool  // one lock name: handoffs, FIFO and exclusion apply
+	mu     sync.Mutex
+	single bool // one name: FIFO and the holders' limit apply
+	// limit is how many workers may hold the name at once: 1 for a lock,
+	// a semaphore's permits. Handoffs are measured when it is 1: a grant
+	// of a permit left free is no handoff.
+	limit      int
 	start, end int64 // the window; start is notOpen during the warm-up
 	probes     []*probe
 	pending    []int64 // per worker: start of its current request, 0 none
@@ -93,8 +107,10 @@ type tracker struct {
 	warmReady int
 	warmed    chan struct{}
 
-	holder, lastHolder int
-	lastRelease        int64
+	holders, peak int // holding now, and the most at once in the window
+	lastHolder    int
+	lastRelease   int64
+	heldSince     []int64 // per worker: its current grant
 
 	waits, handoffs, held []int64
 	perWorker             []int
@@ -102,7 +118,6 @@ type tracker struct {
 	checked, inversions   int // grants checked for FIFO order, and those out of it
 	violations            int
 	unprobed              int
-	heldSince             int64
 	// straddled is the longest in-window part of the waits of requests
 	// begun before the window and granted in it: like a call still
 	// waiting at the end, it counts toward the max wait only.
@@ -114,9 +129,9 @@ type tracker struct {
 // the window.
 const notOpen = math.MaxInt64
 
-func newTracker(w int, single bool, probes []*probe, warmGoal int) *tracker {
-	t := &tracker{single: single, start: notOpen, probes: probes, pending: make([]int64, w), perWorker: make([]int, w),
-		holder: -1, lastHolder: -1, warm: make([]int, w), warmGoal: warmGoal, warmed: make(chan struct{})}
+func newTracker(w int, single bool, limit int, probes []*probe, warmGoal int) *tracker {
+	t := &tracker{single: single, limit: limit, start: notOpen, probes: probes, pending: make([]int64, w), perWorker: make([]int, w),
+		lastHolder: -1, heldSince: make([]int64, w), warm: make([]int, w), warmGoal: warmGoal, warmed: make(chan struct{})}
 	if warmGoal <= 0 {
 		close(t.warmed)
 	}
@@ -176,10 +191,14 @@ func (t *tracker) grant(w int, start, at int64) {
 		}
 	}
 	if t.single {
-		if t.holder >= 0 && in {
-			t.violations++
+		t.holders++
+		if in {
+			t.peak = max(t.peak, t.holders)
+			if t.holders > t.limit {
+				t.violations++
+			}
 		}
-		t.holder, t.heldSince = w, at
+		t.heldSince[w] = at
 	}
 	if !in {
 		return
@@ -198,7 +217,7 @@ func (t *tracker) grant(w int, start, at int64) {
 	if f := t.probes[w].first.Load(); f == 0 || f < start {
 		t.unprobed++ // the probe did not see this request's attempts
 	}
-	if t.lastHolder >= 0 && t.lastRelease >= t.start {
+	if t.limit == 1 && t.lastHolder >= 0 && t.lastRelease >= t.start {
 		t.handoffs = append(t.handoffs, at-t.lastRelease)
 		if t.lastHolder == w {
 			t.self++
@@ -229,10 +248,11 @@ func (t *tracker) release(w int, at int64) {
 	if !t.single {
 		return
 	}
-	if t.inWindow(t.heldSince) {
-		t.held = append(t.held, at-t.heldSince)
+	if t.inWindow(t.heldSince[w]) {
+		t.held = append(t.held, at-t.heldSince[w])
 	}
-	t.holder, t.lastHolder, t.lastRelease = -1, w, at
+	t.holders--
+	t.lastHolder, t.lastRelease = w, at
 }
 
 // close ends the window and returns the longest wait still in progress,
@@ -251,7 +271,7 @@ func (t *tracker) close(at int64) int64 {
 }
 
 func (e *env) runCell(k kind, c cell) (cellResult, error) {
-	res := cellResult{Kind: k.ID, Scenario: c.Scenario, Workers: c.W, Clients: c.Clients, CriticalUs: int(c.CS / time.Microsecond), Names: c.Names}
+	res := cellResult{Kind: k.ID, Scenario: c.Scenario, Workers: c.W, Clients: c.Clients, CriticalUs: int(c.CS / time.Microsecond), Names: c.Names, Permits: c.Permits}
 	names := make([]string, c.Names)
 	for i := range names {
 		names[i] = e.name(c.Scenario, k.ID, fmt.Sprint(i))
@@ -269,7 +289,7 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 	}()
 	for i := range lockers {
 		clientProbes[i] = &probe{}
-		l, err := k.open(e.addr, openOpts{probe: clientProbes[i]})
+		l, err := k.open(e.addr, openOpts{probe: clientProbes[i], permits: c.Permits})
 		if err != nil {
 			return res, err
 		}
@@ -302,7 +322,7 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 	// subscribed (relock keeps a lock's channel subscribed a while after
 	// use; a cold client's first wait subscribes first), the steady state
 	// every kind is measured in.
-	tr := newTracker(c.W, c.Names == 1, probes, e.cfg.WarmUpAcqs)
+	tr := newTracker(c.W, c.Names == 1, max(1, c.Permits), probes, e.cfg.WarmUpAcqs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	begin := make(chan struct{})
@@ -394,7 +414,7 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 		res.HandoffP99Pings = round2(res.Handoff.P99 / e.pingUs)
 	}
 	res.HeldUs = summarize(tr.held).Mean
-	res.Violations = tr.violations
+	res.Violations, res.PeakHolders = tr.violations, tr.peak
 	res.Errors = tr.errors
 	if tr.single && tr.unprobed*20 > tr.grants {
 		return res, fmt.Errorf("the probe saw no lock call for %d of %d grants: FIFO figures would be wrong", tr.unprobed, tr.grants)

@@ -59,6 +59,17 @@ type config struct {
 	WaiterLocks      int           `json:"waiter_locks"`
 	WaitSettle       time.Duration `json:"-"`
 	WaitMeasure      time.Duration `json:"-"`
+	// Scenario s: a cell for each permits count and W, a client per
+	// worker, timed as the contended cells are.
+	SemaphorePermits []int `json:"semaphore_permits"`
+	SemaphoreWorkers []int `json:"semaphore_workers"`
+	// Scenario l: LatchRounds rounds of LatchAwaiters goroutines spread
+	// over LatchClients clients, parked LatchSettle before the CountDown.
+	LatchAwaiters int           `json:"latch_awaiters"`
+	LatchClients  int           `json:"latch_clients"`
+	LatchRounds   int           `json:"latch_rounds"`
+	LatchSettle   time.Duration `json:"-"`
+	LatchSettleMs int           `json:"latch_settle_ms"`
 }
 
 func fullConfig() config {
@@ -80,6 +91,12 @@ func fullConfig() config {
 		WaiterLocks:      100,
 		WaitSettle:       1500 * time.Millisecond,
 		WaitMeasure:      2 * time.Second,
+		SemaphorePermits: []int{1, 4},
+		SemaphoreWorkers: []int{4, 16},
+		LatchAwaiters:    1000,
+		LatchClients:     10,
+		LatchRounds:      5,
+		LatchSettle:      200 * time.Millisecond,
 	}
 }
 
@@ -103,6 +120,12 @@ func quickConfig() config {
 		WaiterLocks:      10,
 		WaitSettle:       200 * time.Millisecond,
 		WaitMeasure:      200 * time.Millisecond,
+		SemaphorePermits: []int{1, 2},
+		SemaphoreWorkers: []int{4},
+		LatchAwaiters:    100,
+		LatchClients:     4,
+		LatchRounds:      2,
+		LatchSettle:      50 * time.Millisecond,
 	}
 }
 

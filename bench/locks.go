@@ -48,6 +48,9 @@ type openOpts struct {
 	// SyncOff) where its default waits for the master's replicas; the
 	// peers have no replica sync and ignore it.
 	syncOff bool
+	// permits is what relock's semaphore kind gives each name it uses
+	// (scenario s); the locks ignore it.
+	permits int
 }
 
 // A locker is one client of a kind: one "process" with its own
@@ -77,18 +80,23 @@ const (
 
 var quiet = slog.New(slog.DiscardHandler)
 
-func kinds() []kind {
-	relockInner := set("del", "exists", "hdel", "hexists", "hget", "hincrby", "hkeys", "hlen", "hset",
+// relockInner is kind.inner for relock: the commands its lock scripts
+// run, and more, those of the scripts of another of its types.
+func relockInner(more ...string) map[string]bool {
+	return set(append([]string{"del", "exists", "hdel", "hexists", "hget", "hincrby", "hkeys", "hlen", "hset",
 		"incr", "lindex", "lpop", "lpos", "lrange", "lrem", "pexpire", "pttl", "rpush", "set", "time",
-		"zadd", "zincrby", "zrange", "zrem", "zscore", "publish", "spublish")
+		"zadd", "zincrby", "zrange", "zrem", "zscore", "publish", "spublish"}, more...)...)
+}
+
+func kinds() []kind {
 	redsyncInner := set("get", "del", "pexpire")
 	redislockInner := set("msetnx", "getrange", "mset", "pexpire", "mget", "del", "pttl")
 	rueidisInner := set("set", "get", "pexpireat", "del")
 	return []kind{
 		{ID: "relock reentrant", Lib: "relock", Config: "defaults (waiters registered, the next one handed the lock, watchdog); its go-redis client has MaxRetries -1 and ContextTimeoutEnabled, as relock would otherwise copy it", Relock: true,
-			inner: relockInner, open: openRelock(false)},
+			inner: relockInner(), open: openRelock(reentrantLock)},
 		{ID: "relock fair", Lib: "relock", Config: "defaults (FIFO queue, the head handed the lock); go-redis client as above", Relock: true, Fair: true,
-			inner: relockInner, open: openRelock(true)},
+			inner: relockInner(), open: openRelock(fairLock)},
 		{ID: "redsync default", Lib: "redsync", Config: "defaults: 32 tries, retry delay rand(50,250ms), expiry 8s",
 			inner: redsyncInner, open: openRedsync(false)},
 		{ID: "redsync tuned", Lib: "redsync", Config: fmt.Sprintf("WithRetryDelay(%v), unlimited tries", tunedPoll),
@@ -120,57 +128,90 @@ func newGoRedis(addr string, o openOpts) *redis.Client {
 	return rdb
 }
 
-// relockLocker is one relock.Client with its own go-redis client.
+// relockLocker is one relock.Client with its own go-redis client, and the
+// mutex of each name it has used.
 type relockLocker struct {
-	rdb   *redis.Client
-	rc    *relock.Client
-	fair  bool
-	mu    sync.Mutex
-	locks map[string]relock.Locker
+	rdb      *redis.Client
+	rc       *relock.Client
+	o        openOpts
+	newMutex mutexMaker
+	mu       sync.Mutex
+	mutexes  map[string]relockMutex
 }
 
-func openRelock(fairLock bool) func(string, openOpts) (locker, error) {
+// A relockMutex is what a relock kind takes on a name: a lock, or one
+// permit of a semaphore.
+type relockMutex interface {
+	Lock(ctx context.Context) (context.Context, error)
+	Unlock(ctx context.Context) error
+}
+
+// A mutexMaker makes the relockMutex of name on rc, the first time a
+// relockLocker uses name, for a scenario that passed o.
+type mutexMaker func(ctx context.Context, rc *relock.Client, name string, o openOpts) (relockMutex, error)
+
+func reentrantLock(_ context.Context, rc *relock.Client, name string, _ openOpts) (relockMutex, error) {
+	return reentrant.New(rc, name, nil), nil
+}
+
+func fairLock(_ context.Context, rc *relock.Client, name string, _ openOpts) (relockMutex, error) {
+	return fair.New(rc, name, nil), nil
+}
+
+// newRelock returns a relock.Client with its own go-redis client, set up
+// as o says.
+func newRelock(addr string, o openOpts) (*redis.Client, *relock.Client, error) {
+	// relock runs scripts (no retries, per-call deadlines) and renewals
+	// (deadlines) through a client configured so; given another it makes
+	// a copy of its own, which the probe would not see. Same connections
+	// and options otherwise.
+	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
+	if o.probe != nil {
+		rdb.AddHook(goredisHook{o.probe})
+	}
+	opts := &relock.Options{WatchdogTimeout: o.lease, Logger: quiet}
+	if o.syncOff {
+		opts.SyncReplicas = relock.SyncOff
+	}
+	rc, err := relock.New(rdb, opts)
+	if err != nil {
+		rdb.Close()
+		return nil, nil, err
+	}
+	return rdb, rc, nil
+}
+
+func openRelock(newMutex mutexMaker) func(string, openOpts) (locker, error) {
 	return func(addr string, o openOpts) (locker, error) {
-		// relock runs scripts (no retries, per-call deadlines) and
-		// renewals (deadlines) through a client configured so; given
-		// another it makes a copy of its own, which the probe would not
-		// see. Same connections and options otherwise.
-		rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-		if o.probe != nil {
-			rdb.AddHook(goredisHook{o.probe})
-		}
-		opts := &relock.Options{WatchdogTimeout: o.lease, Logger: quiet}
-		if o.syncOff {
-			opts.SyncReplicas = relock.SyncOff
-		}
-		rc, err := relock.New(rdb, opts)
+		rdb, rc, err := newRelock(addr, o)
 		if err != nil {
-			rdb.Close()
 			return nil, err
 		}
-		return &relockLocker{rdb: rdb, rc: rc, fair: fairLock, locks: map[string]relock.Locker{}}, nil
+		return &relockLocker{rdb: rdb, rc: rc, o: o, newMutex: newMutex, mutexes: map[string]relockMutex{}}, nil
 	}
 }
 
 func (l *relockLocker) owner(ctx context.Context) context.Context { return relock.WithNewOwner(ctx) }
 
-func (l *relockLocker) mutex(name string) relock.Locker {
+func (l *relockLocker) mutex(ctx context.Context, name string) (relockMutex, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	mu := l.locks[name]
+	mu := l.mutexes[name]
 	if mu == nil {
-		if l.fair {
-			mu = fair.New(l.rc, name, nil)
-		} else {
-			mu = reentrant.New(l.rc, name, nil)
+		var err error
+		if mu, err = l.newMutex(ctx, l.rc, name, l.o); err != nil {
+			return nil, err
 		}
-		l.locks[name] = mu
+		l.mutexes[name] = mu
 	}
-	return mu
+	return mu, nil
 }
 
 func (l *relockLocker) lock(ctx context.Context, name string) (*held, error) {
-	mu := l.mutex(name)
+	mu, err := l.mutex(ctx, name)
+	if err != nil {
+		return nil, err
+	}
 	lctx, err := mu.Lock(ctx)
 	if err != nil {
 		return nil, err

@@ -4,8 +4,9 @@
 // uncontended round-trip cost, throughput and fairness under contention,
 // many locks, lease renewal of many held locks, many waiting goroutines,
 // and what relock's replica sync adds to the uncontended cost with one
-// replica attached. It writes a Markdown report, a JSON file of every
-// figure and an SVG chart.
+// replica attached; and relock's semaphore under contention and its
+// latch's wake-up of many waiters, which the peers have no equal of. It
+// writes a Markdown report, a JSON file of every figure and an SVG chart.
 //
 //	cd bench && go run .            # full run, a few minutes
 //	cd bench && go run . -quick     # smoke run, seconds
@@ -38,7 +39,7 @@ func run() int {
 	out := flag.String("out", "results", "directory for results.md, results.json and results.svg")
 	quick := flag.Bool("quick", false, "smoke run: tiny sizes, seconds (for CI)")
 	only := flag.String("only", "", "comma-separated substrings: run only the kinds whose name contains one")
-	scen := flag.String("scenarios", "abcder", "scenarios to run: a uncontended, b contended (and f FIFO), c many locks, d watchdog, e waiters, r uncontended with one replica (not with -redis)")
+	scen := flag.String("scenarios", "abcdeslr", "scenarios to run: a uncontended, b contended (and f FIFO), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), r uncontended with one replica (not with -redis)")
 	render := flag.String("render", "", "write results.md and results.svg again from this results.json, measuring nothing")
 	flag.Parse()
 	if *render != "" {
@@ -59,6 +60,7 @@ func run() int {
 	}
 	cfg.CellSeconds = cfg.CellDuration.Seconds()
 	cfg.WarmUpMaxMs = int(cfg.WarmUpMax / time.Millisecond)
+	cfg.LatchSettleMs = int(cfg.LatchSettle / time.Millisecond)
 
 	var srv *server
 	if *addr == "" {
@@ -79,14 +81,16 @@ func run() int {
 		return 1
 	}
 
+	selected := func(id string) bool { return *only == "" || containsAny(id, strings.Split(*only, ",")) }
 	var ks []kind
 	for _, k := range kinds() {
-		if *only == "" || containsAny(k.ID, strings.Split(*only, ",")) {
+		if selected(k.ID) {
 			ks = append(ks, k)
 		}
 	}
 	e := &env{addr: *addr, srv: srv, admin: admin, cfg: cfg, began: time.Now()}
 	has := func(s byte) bool { return strings.IndexByte(*scen, s) >= 0 }
+	runSem, runLatch := has('s') && selected(semaphoreID), has('l') && selected(latchID)
 	per := 0
 	for _, s := range []byte("ace d") {
 		if s != ' ' && has(s) {
@@ -99,6 +103,12 @@ func run() int {
 	e.steps = per * len(ks)
 	if has('r') {
 		e.steps += len(replicaRows(ks))
+	}
+	if runSem {
+		e.steps += len(semaphoreCells(cfg))
+	}
+	if runLatch {
+		e.steps++
 	}
 
 	r := &report{Meta: meta{
@@ -168,8 +178,24 @@ func run() int {
 				k.ID, res.Waiters, res.Connections, res.Listening, res.BytesPerWaitr, res.CmdsPerSec, errSuffix(err))
 		}
 	}
+	if runSem {
+		for _, c := range semaphoreCells(cfg) {
+			res, err := e.runSemaphore(c)
+			res.Err = errText(err)
+			r.Semaphore = append(r.Semaphore, res)
+			e.progress("semaphore    %-20s N=%d %-5s %7.0f acq/s  wait p50 %6.2fms p99 %6.2fms max %7.1fms  cmds/acq %5.2f  Redis CPU/acq %5.1fus  peak holders %d  warm-up %.2fs%s%s",
+				res.Kind, c.Permits, shapeLabel(c.W, c.Clients), res.PerSec, res.Wait.P50/1e3, res.Wait.P99/1e3, res.MaxWaitUs/1e3, res.CmdsPerAcq, res.RedisCPUPerAcq, res.PeakHolders, res.WarmUpSeconds, res.faults(), errSuffix(err))
+		}
+	}
+	if runLatch {
+		res, err := e.runLatch()
+		res.Err = errText(err)
+		r.Latch = append(r.Latch, res)
+		e.progress("latch        %-20s %d awaiters on %d clients, %d rounds: wake p50 %5.2fms p99 %5.2fms max %5.2fms  cmds while parked %d (%.2fs)  cmds/round %v%s",
+			res.Kind, res.Awaiters, res.Clients, res.Rounds, res.Wake.P50/1e3, res.Wake.P99/1e3, res.Wake.Max/1e3, res.ParkedCmds, res.ParkedSeconds, res.CmdsPerRound, errSuffix(err))
+	}
 	// Last: a replica attached to the server would change what the
-	// others measure.
+	// others measure (the semaphore's acquires would wait for it too).
 	if has('r') {
 		r.Replica = e.runReplicaSync(ks)
 	}
@@ -229,14 +255,19 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// faults lists a cell's lock errors and mutual-exclusion violations,
-// which no table shows, when it had any.
+// faults lists a cell's lock errors and mutual-exclusion violations (a
+// semaphore's: more holders than permits), which no table shows, when it
+// had any.
 func (c *cellResult) faults() string {
+	over := "MUTUAL EXCLUSION VIOLATIONS"
+	if c.Permits > 0 {
+		over = "GRANTS ABOVE THE PERMITS"
+	}
 	var s string
 	for _, f := range []struct {
 		n    int
 		what string
-	}{{c.Errors, "errors"}, {c.Violations, "MUTUAL EXCLUSION VIOLATIONS"}, {c.WarmUpErrors, "warm-up errors"}} {
+	}{{c.Errors, "errors"}, {c.Violations, over}, {c.WarmUpErrors, "warm-up errors"}} {
 		if f.n > 0 {
 			s += fmt.Sprintf("  %s: %d", f.what, f.n)
 		}

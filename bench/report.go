@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -16,6 +17,8 @@ type report struct {
 	Many        []cellResult        `json:"many_locks"`
 	Watchdog    []watchdogResult    `json:"watchdog"`
 	Waiters     []waitersResult     `json:"waiters"`
+	Semaphore   []cellResult        `json:"semaphore"`
+	Latch       []latchResult       `json:"latch"`
 	Replica     []replicaResult     `json:"replica_sync"`
 	Targets     []target            `json:"targets"`
 }
@@ -85,13 +88,16 @@ func (r *report) failures() (relock, peers int) {
 	for _, x := range r.Uncontended {
 		count(x.Kind, x.Err)
 	}
-	for _, x := range append(append([]cellResult{}, r.Contended...), r.Many...) {
+	for _, x := range slices.Concat(r.Contended, r.Many, r.Semaphore) {
 		count(x.Kind, x.Err)
 	}
 	for _, x := range r.Watchdog {
 		count(x.Kind, x.Err)
 	}
 	for _, x := range r.Waiters {
+		count(x.Kind, x.Err)
+	}
+	for _, x := range r.Latch {
 		count(x.Kind, x.Err)
 	}
 	for _, x := range r.Replica {
@@ -427,6 +433,49 @@ func (r *report) markdown() string {
 				}
 			}
 			t.row(row...)
+		}
+	}
+
+	if len(r.Semaphore) > 0 {
+		b.WriteString("\n## (s) Semaphore: W workers taking one permit of N\n\n")
+		b.WriteString("relock's semaphore (package semaphore, Redisson's RSemaphore), given N permits by TrySetPermits; each worker has its own client and loops Acquire(1), Release(1), with no critical section. " +
+			"The peers have no semaphore. Each cell is timed as the contended cells are, warm-up and window alike. " +
+			"**wait** and **max wait** as in (b), of the Acquire call; **cmds/acq**, **incl. in Lua** and **Redis CPU/acq** as in (b). " +
+			"**peak holders**: the most workers holding a permit at once in the window, each from its Acquire's return to its Release call (with no critical section, a hold seen so lasts about a microsecond, and seldom overlaps another); " +
+			"**over N**: grants that made them more than N (0 expected; any is an error of the row).\n\n")
+		t.header(1, "semaphore", "N", "W", "acq/s", "per worker min–max", "wait p50", "wait p99", "max wait", "cmds/acq", "incl. in Lua", "Redis CPU/acq", "peak holders", "over N")
+		for _, c := range r.Semaphore {
+			cols := []string{c.Kind, fmt.Sprint(c.Permits), fmt.Sprint(c.Workers)}
+			if c.Err != "" {
+				t.row(append(cols, "error: "+c.Err)...)
+				continue
+			}
+			t.row(append(cols, num(c.PerSec), fmt.Sprintf("%d–%d", c.WorkerMin, c.WorkerMax), us(c.Wait.P50), us(c.Wait.P99), us(c.MaxWaitUs),
+				num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), cpuUs(c.RedisCPUPerAcq), fmt.Sprint(c.PeakHolders), fmt.Sprint(c.Violations))...)
+		}
+	}
+
+	if len(r.Latch) > 0 {
+		x0 := r.Latch[0]
+		fmt.Fprintf(&b, "\n## (l) Latch wake-up: %d goroutines on %d clients awaiting one latch\n\n", x0.Awaiters, x0.Clients)
+		fmt.Fprintf(&b, "relock's count-down latch (package latch, Redisson's RCountDownLatch), %d rounds on one latch. "+
+			"Each round sets its count to 1 (TrySetCount), starts the goroutines calling Await, spread over the clients, and waits until they are parked: "+
+			"a subscriber per client on the latch's channel (PUBSUB NUMSUB), a read of the count per goroutine, and no more reads 10 ms later (INFO commandstats). "+
+			"They sleep %d ms more, then one CountDown from another client opens the latch. "+
+			"**wake**: from just before that CountDown is called to each Await's return, for every goroutine of every round. "+
+			"**cmds while parked**: commands clients sent in those %d ms of every round (0 expected); **cmds per round**: those of each round, from the TrySetCount to the last Await's return (the first round subscribes, and awaiters that join a channel before their client has heard the TrySetCount's message on it are woken by it and read the count once more). "+
+			"**early**: Await calls that returned before the CountDown (0 expected; any is an error of the row).\n\n", x0.Rounds, m.Config.LatchSettleMs, m.Config.LatchSettleMs)
+		t.header(1, "latch", "wake p50", "wake p99", "wake max", "cmds while parked", "cmds per round", "early")
+		for _, x := range r.Latch {
+			if x.Err != "" {
+				t.row(x.Kind, "error: "+x.Err)
+				continue
+			}
+			rounds := make([]string, len(x.CmdsPerRound))
+			for i, n := range x.CmdsPerRound {
+				rounds[i] = fmt.Sprint(n)
+			}
+			t.row(x.Kind, us(x.Wake.P50), us(x.Wake.P99), us(x.Wake.Max), fmt.Sprint(x.ParkedCmds), strings.Join(rounds, ", "), fmt.Sprint(x.Early))
 		}
 	}
 

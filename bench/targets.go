@@ -23,6 +23,7 @@ import (
 //     PING round trips.
 //   - The fair lock: no FIFO inversion in any contended cell, the shared
 //     clients' included.
+//   - The semaphore: never more holders than its permits, in any cell.
 func (r *report) targets() []target {
 	var out []target
 	// W=16, 0 µs: throughput against the best peer's.
@@ -96,34 +97,56 @@ func (r *report) targets() []target {
 	}
 
 	// The fair lock: no inversion in any contended cell.
-	var cells, inv int
-	var with, failed []string
+	var fairCells []*cellResult
 	for i := range r.Contended {
-		c := &r.Contended[i]
-		if c.Kind != "relock fair" {
-			continue
+		if c := &r.Contended[i]; c.Kind == "relock fair" {
+			fairCells = append(fairCells, c)
 		}
-		label := fmt.Sprintf("%s/%d µs", shapeLabel(c.Workers, c.clients()), c.CriticalUs)
-		switch {
-		case c.Err != "":
-			failed = append(failed, label)
-		case c.Inversions > 0:
-			with = append(with, fmt.Sprintf("%s: %d", label, c.Inversions))
-		}
-		cells++
-		inv += c.Inversions
 	}
-	if cells > 0 {
-		m := fmt.Sprintf("%d inversions in %d contended cells", inv, cells-len(failed))
-		if len(with) > 0 {
-			m += ": " + strings.Join(with, "; ")
-		}
-		if len(failed) > 0 {
-			m += "; failed: " + strings.Join(failed, ", ")
-		}
-		out = append(out, target{Goal: "relock fair: 0 FIFO inversions in every contended cell, shared clients included", Measured: m, Met: inv == 0 && len(failed) == 0})
+	if len(fairCells) > 0 {
+		out = append(out, noneTarget("relock fair: 0 FIFO inversions in every contended cell, shared clients included", "inversions", "contended cells",
+			fairCells, func(c *cellResult) int { return c.Inversions }))
+	}
+	// The semaphore: no more holders than permits in any cell.
+	var semCells []*cellResult
+	for i := range r.Semaphore {
+		semCells = append(semCells, &r.Semaphore[i])
+	}
+	if len(semCells) > 0 {
+		out = append(out, noneTarget("relock semaphore: never more holders than its N permits, in every cell", "grants above N", "cells",
+			semCells, func(c *cellResult) int { return c.Violations }))
 	}
 	return out
+}
+
+// noneTarget checks that none of cells has any of what, which value
+// counts: the measured text gives the total over the cells that ran
+// (which are called where), the cells with any, and those that failed.
+func noneTarget(goal, what, where string, cells []*cellResult, value func(*cellResult) int) target {
+	var n int
+	var with, failed []string
+	for _, c := range cells {
+		label := fmt.Sprintf("%s/%d µs", shapeLabel(c.Workers, c.clients()), c.CriticalUs)
+		if c.Permits > 0 {
+			label = fmt.Sprintf("N=%d/%s", c.Permits, shapeLabel(c.Workers, c.clients()))
+		}
+		v := value(c)
+		switch {
+		case v > 0:
+			with = append(with, fmt.Sprintf("%s: %d", label, v))
+		case c.Err != "":
+			failed = append(failed, label)
+		}
+		n += v
+	}
+	m := fmt.Sprintf("%d %s in %d %s", n, what, len(cells)-len(failed), where)
+	if len(with) > 0 {
+		m += ": " + strings.Join(with, "; ")
+	}
+	if len(failed) > 0 {
+		m += "; failed: " + strings.Join(failed, ", ")
+	}
+	return target{Goal: goal, Measured: m, Met: n == 0 && len(failed) == 0}
 }
 
 func isRelock(kind string) bool { return strings.HasPrefix(kind, "relock") }
