@@ -1,0 +1,57 @@
+// Package permits provides Semaphore, a distributed counting semaphore
+// whose permits expire unless renewed, wire-compatible with Redisson's
+// RPermitExpirableSemaphore: relock and Redisson clients can share one.
+//
+// The semaphore's count of available permits is a STRING at the
+// semaphore's name; it must be set up once with TrySetPermits (or
+// AddPermits). Each permit held is a member of the ZSET
+// "{<name>}:timeout": the permit's id (16 random bytes, shown as 32
+// lower-case hex digits by Permit.ID), scored with the epoch millisecond
+// at which it expires. Acquire decrements the count and adds a member;
+// a release removes the member, increments the count and publishes the
+// new count on "redisson_sc:{<name>}", which wakes that many waiters on
+// each client. Acquires, releases, renewals and AvailablePermits first
+// reclaim the permits whose expiry has come: they remove them, add them
+// back to the count and publish the count. A permit that expires frees
+// itself without a message, so a waiter that finds no permit sleeps
+// until the earliest expiry, or, when no permit held expires, until a
+// message.
+//
+// What relock adds to Redisson's permits is the lease a lock has.
+// Redisson's permits need a lease guessed up front: a holder slower than
+// its guess loses its permit silently, and one that crashes keeps it for
+// the whole lease (for ever, without a lease). A relock permit's lease
+// is, by default, the client's WatchdogTimeout, renewed by the client's
+// watchdog every third of it while the permit is held; Permit.Context is
+// cancelled with cause relock.ErrLockLost when a renewal finds the permit
+// gone, or when no renewal has succeeded for long enough that the server
+// may have expired it: a tenth of the lease before then, reckoned from
+// the send time of the acquire or renewal that last succeeded, so the
+// holder is told before another client can be handed the permit. A
+// holder that dies stops renewing, and its permit comes back when its
+// last lease ends. With a fixed lease (Options.Lease) nothing renews the
+// permit, and its context's deadline is the lease's end, reckoned from
+// the acquire's send time.
+//
+// Clocks. The scores are epoch milliseconds, Redisson's convention, and
+// Redisson's scripts read the Redisson client's clock. relock's scripts
+// read the Redis server's clock (TIME) instead, both to set an expiry and
+// to reclaim, so relock clients whose clocks disagree cannot reclaim each
+// other's permits early: among relock clients a permit expires a full
+// lease after the server last set it. A Redisson client whose clock runs
+// ahead of the server's by s reclaims permits s early. A watchdog-renewed
+// relock holder is told a tenth of the lease (3s with the default 30s
+// WatchdogTimeout) before the server-clock expiry, which absorbs a skew
+// up to about that much; a fixed-lease holder is told at the lease's end
+// reckoned from its send time, which absorbs only the acquire's network
+// delay. Keep the clocks of Redisson clients that share a semaphore with
+// relock in sync with the server's (NTP), well within those margins.
+//
+// Limits. The semaphore is not fair: a newcomer may take a permit before
+// a long waiter, as in Redisson. Permits are not owned: Semaphore.Release
+// gives back any permit by its id, and a permit released by someone else
+// goes to a waiter at once, while its relock holder learns of it only at
+// its next renewal (with a fixed lease, not at all until the lease ends).
+// Mutual exclusion among permit holders holds only while their leases
+// hold.
+package permits

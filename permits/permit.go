@@ -1,0 +1,187 @@
+package permits
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/wait"
+	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/watchdog"
+)
+
+// A Permit is one permit taken from a Semaphore. It is held until
+// Release, or until it is lost, whatever becomes of the context it was
+// acquired with. Its methods are safe for concurrent use.
+type Permit struct {
+	s   *Semaphore
+	id  permitID
+	ctx context.Context
+}
+
+// ID returns the permit's id, 32 lower-case hex digits as Redisson shows
+// them: Semaphore.Release and a Redisson client's release(id) take it.
+func (p *Permit) ID() string { return p.id.hex }
+
+// Context returns the permit's context: a child of the context Acquire
+// was given, cancelled with cause relock.ErrLockLost when the permit is
+// lost (its lease could have run out on the server: expired, or not
+// renewed in time; or it was released or deleted by someone else, seen
+// at the next renewal), with cause relock.ErrClosed when the client
+// closes, and plainly by Release. With a fixed lease its deadline is the
+// lease's end. Work done under the permit should use it.
+func (p *Permit) Context() context.Context { return p.ctx }
+
+// Release gives the permit back and wakes waiters. It uses its own short
+// timeout, not ctx's cancellation, so it works with a context that is
+// already done. It returns an error matching relock.ErrNotHeld when
+// Redis no longer has the permit (released before, expired, or released
+// by someone else). A permit whose context was cancelled as lost because
+// Redis could not be reached is released if Redis still has it.
+func (p *Permit) Release(ctx context.Context) error {
+	return p.s.mustRelease(ctx, p.id)
+}
+
+// Acquire waits until it takes a permit, or ctx ends. The permit's
+// context (Permit.Context) is a child of ctx.
+//
+// If ctx ends first, Acquire returns an error matching both
+// relock.ErrNotAcquired and ctx.Err(), and leaves nothing in Redis; if
+// the client closes, an error matching relock.ErrClosed.
+func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
+	return s.acquire(ctx, -1)
+}
+
+// TryAcquire is Acquire waiting at most wait; 0 means one attempt. It
+// returns an error matching relock.ErrNotAcquired when it gives up. The
+// permit's context derives from ctx, not from the wait bound.
+func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration) (*Permit, error) {
+	if wait < 0 {
+		return nil, fmt.Errorf("permits: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	}
+	return s.acquire(ctx, wait)
+}
+
+// acquire runs the wait loop, waiting at most bound (negative: until ctx
+// ends). A waiter listens on the semaphore's channel, where releases
+// publish how many permits came free; a permit that expires frees itself
+// without a message, so an attempt that finds none reports when the
+// earliest held permit expires, and the waiter tries again then.
+func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, error) {
+	end, err := s.begin()
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	a := &attempt{s: s, ctx: ctx}
+	spec := wait.Spec{Hub: s.c.Hub, Channel: s.keys[2], Acquirer: a, Wait: bound,
+		Done: s.c.StartAcquire(ctx, "permits", s.name)}
+	if err := wait.Acquire(ctx, spec); err != nil {
+		return nil, s.errorf("acquire from", err)
+	}
+	return a.permit, nil
+}
+
+// An attempt is the state of one Acquire, the wait loop's Acquirer.
+type attempt struct {
+	s      *Semaphore
+	ctx    context.Context
+	permit *Permit // once acquired
+}
+
+// Attempt runs the acquire script once, with a fresh permit id: an
+// attempt undone after a lost reply then removes its own permit and no
+// other.
+func (a *attempt) Attempt(bool) (wait.Outcome, error) {
+	s, c := a.s, a.s.c
+	id := newPermitID()
+	opctx, cancel := c.OpContext(a.ctx)
+	defer cancel()
+	// The lease bound rests on this instant: the server sets the permit's
+	// expiry, on its own clock, after it.
+	sent := time.Now()
+	reply, err := c.EvalAcquire(opctx, core.NilReply, scripts.PermitsAcquire, s.keys, c.PublishArg, id.raw, s.leaseMs)
+	if err != nil {
+		// The acquire may have run: its reply was lost, or the replicas
+		// did not confirm it.
+		s.undo(a.ctx, id)
+		return wait.Outcome{}, err
+	}
+	if reply != nil {
+		ms, ok := reply.(int64)
+		if !ok {
+			return wait.Outcome{}, fmt.Errorf("unexpected acquire reply %v", reply)
+		}
+		// -1 (no permit expires) makes a negative TTL: wait for a
+		// release.
+		return wait.Outcome{TTL: time.Duration(ms) * time.Millisecond}, nil
+	}
+	pctx, err := c.Granted(a.ctx, s.holdKey(id), core.Grant{
+		Kind:     "permits",
+		Sent:     sent,
+		Lease:    s.lease,
+		Renewal:  s.renewal(id),
+		Releaser: (*onClose)(s),
+	})
+	if err != nil {
+		s.undo(a.ctx, id)
+		return wait.Outcome{}, err
+	}
+	a.permit = &Permit{s: s, id: id, ctx: pctx}
+	return wait.Outcome{Acquired: true}, nil
+}
+
+// Handoff is never called: releases only wake waiters (Spec.Handoffs is
+// off).
+func (a *attempt) Handoff(string) (bool, error) { return false, nil }
+
+// GiveUp is never called: a failed attempt leaves nothing in Redis
+// (Spec.GivesUp is off).
+func (a *attempt) GiveUp() error { return nil }
+
+// renewal is the watchdog's renewal of permit id: its expiry moves to
+// the server's now plus the watchdog timeout while it is held.
+func (s *Semaphore) renewal(id permitID) watchdog.Renewal {
+	return watchdog.Renewal{
+		Script: scripts.PermitsUpdate,
+		Keys:   s.keys,
+		Args:   []any{s.c.PublishArg, id.raw, s.renewMs},
+	}
+}
+
+// undo releases a permit that an attempt may have taken but does not
+// hand to its caller. It goes through the acquires' client, which
+// neither retries nor outwaits its deadline: an undo is best effort, and
+// a permit it misses expires with its lease.
+func (s *Semaphore) undo(ctx context.Context, id permitID) {
+	opctx, cancel := s.c.OpContext(ctx)
+	defer cancel()
+	_, _ = core.Eval(opctx, s.c.Scripts, scripts.PermitsRelease, s.keys, s.c.PublishArg, id.raw)
+}
+
+// onClose is a Semaphore in the role of the core.Releaser of its
+// permits' holds: Client.Shutdown releases them through it.
+type onClose Semaphore
+
+// Release releases the permit whose hold field is its hex id, through
+// the scripts client, until ctx ends.
+func (o *onClose) Release(ctx context.Context, field string, _ int) error {
+	s := (*Semaphore)(o)
+	id, err := s.parse(field)
+	if err != nil {
+		return err
+	}
+	_, err = core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease, s.keys, s.c.PublishArg, id.raw)
+	return err
+}
+
+// newPermitID returns a fresh random permit id.
+func newPermitID() permitID {
+	var b [idBytes]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return permitID{hex: hex.EncodeToString(b[:]), raw: string(b[:])}
+}

@@ -1,0 +1,267 @@
+package permits
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/scripts"
+)
+
+// Options configure a Semaphore. A nil *Options and zero fields mean the
+// defaults documented on each field.
+type Options struct {
+	// Lease is a fixed lease: a permit expires Lease after its acquire
+	// unless released first, nothing renews it, and its context's
+	// deadline is the lease's end. Zero (the default) lets the client's
+	// watchdog renew each permit while it is held. Redis keeps
+	// milliseconds: a Lease below 1ms is invalid.
+	Lease time.Duration
+}
+
+// A Semaphore is a distributed semaphore whose permits expire unless
+// renewed: Redisson's RPermitExpirableSemaphore. It is cheap to create,
+// does no I/O until used, and is safe for concurrent use; any number of
+// Semaphore values may name the same semaphore. The zero Semaphore is not
+// usable: create one with New.
+type Semaphore struct {
+	c       *core.Client
+	name    string
+	keys    []string      // count, permits ZSET, channel: every script's KEYS
+	lease   time.Duration // Options.Lease, whole milliseconds
+	err     error         // bad input found by New, returned by every method
+	leaseMs any           // the lease acquires set, in ms, boxed once
+	renewMs any           // the watchdog's lease, in ms, boxed once
+}
+
+// New returns the semaphore named name on rc. Bad input (a nil client, an
+// invalid name, a negative lease) is not reported here but by every
+// method of the returned Semaphore.
+func New(rc *relock.Client, name string, opts *Options) *Semaphore {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s := &Semaphore{
+		c:    core.Of(rc),
+		name: name,
+		keys: []string{name, core.Suffix(name, "timeout"), core.Prefix("redisson_sc", name)},
+		// Redis keeps whole milliseconds: the context's deadline must not
+		// outlast the expiry the server sets.
+		lease: o.Lease.Truncate(time.Millisecond),
+	}
+	switch {
+	case s.c == nil:
+		s.err = fmt.Errorf("permits: nil client: %w", relock.ErrInvalidArgument)
+	case o.Lease < 0 || (o.Lease > 0 && o.Lease < time.Millisecond):
+		s.err = fmt.Errorf("permits: lease %v: %w", o.Lease, relock.ErrInvalidArgument)
+	default:
+		if err := core.ValidateName(name); err != nil {
+			s.err = fmt.Errorf("permits: %w", err)
+		}
+	}
+	if s.c != nil {
+		s.renewMs = core.Millis(s.c.WatchdogTimeout)
+		s.leaseMs = s.renewMs
+		if o.Lease > 0 {
+			s.leaseMs = core.Millis(o.Lease)
+		}
+	}
+	return s
+}
+
+// Name returns the semaphore's name, the Redis key of its count.
+func (s *Semaphore) Name() string { return s.name }
+
+// begin starts an operation that runs scripts (see core.Client.Begin).
+func (s *Semaphore) begin() (end func(), err error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s.c.Begin()
+}
+
+func (s *Semaphore) errorf(op string, err error) error {
+	return fmt.Errorf("permits: %s %q: %w", op, s.name, err)
+}
+
+// TrySetPermits sets the count of available permits to n if the
+// semaphore has none set yet, and reports whether it did. A semaphore
+// must be set up so before its first Acquire can succeed.
+func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	end, err := s.begin()
+	if err != nil {
+		return false, err
+	}
+	defer end()
+	if n < 0 {
+		return false, s.errorf("set permits of", fmt.Errorf("negative count %d: %w", n, relock.ErrInvalidArgument))
+	}
+	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsSet, s.keys, s.c.PublishArg, n)
+	if err != nil {
+		return false, s.errorf("set permits of", err)
+	}
+	return reply == int64(1), nil
+}
+
+// AddPermits adds delta to the count of available permits; a negative
+// delta takes permits away (the count may go below zero, and then
+// acquires wait until releases bring it back above).
+func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
+	end, err := s.begin()
+	if err != nil {
+		return err
+	}
+	defer end()
+	if _, err := core.Eval(ctx, s.c.Redis, scripts.PermitsAdd, s.keys, s.c.PublishArg, delta); err != nil {
+		return s.errorf("add permits to", err)
+	}
+	return nil
+}
+
+// AvailablePermits returns the count of permits that an Acquire could
+// take now, after returning expired permits to it; 0 when the semaphore
+// has none set.
+func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
+	end, err := s.begin()
+	if err != nil {
+		return 0, err
+	}
+	defer end()
+	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsAvailable, s.keys, s.c.PublishArg)
+	if err != nil {
+		return 0, s.errorf("available permits of", err)
+	}
+	n, ok := reply.(int64)
+	if !ok {
+		return 0, s.errorf("available permits of", fmt.Errorf("unexpected reply %v", reply))
+	}
+	return n, nil
+}
+
+// Release gives back the permit with id, whoever acquired it (a Permit of
+// this client or another, or a Redisson client's permit), and wakes
+// waiters. It returns an error matching relock.ErrNotHeld, and changes
+// nothing, when no such permit is held: released already, expired, or
+// never acquired. Like Permit.Release it runs even when ctx is done.
+func (s *Semaphore) Release(ctx context.Context, id string) error {
+	if s.err != nil {
+		return s.err
+	}
+	p, err := s.parse(id)
+	if err != nil {
+		return s.errorf("release", err)
+	}
+	return s.mustRelease(ctx, p)
+}
+
+// TryRelease is Release reporting a permit not held as false rather than
+// as an error.
+func (s *Semaphore) TryRelease(ctx context.Context, id string) (bool, error) {
+	if s.err != nil {
+		return false, s.err
+	}
+	p, err := s.parse(id)
+	if err != nil {
+		return false, s.errorf("release", err)
+	}
+	return s.release(ctx, p)
+}
+
+// mustRelease is release reporting a permit not held as an error
+// matching relock.ErrNotHeld.
+func (s *Semaphore) mustRelease(ctx context.Context, p permitID) error {
+	released, err := s.release(ctx, p)
+	if err == nil && !released {
+		err = s.errorf("release", fmt.Errorf("permit %s: %w", p.hex, relock.ErrNotHeld))
+	}
+	return err
+}
+
+// release releases p in Redis and ends its local hold, if this client has
+// one: plainly when the permit was released, with ErrLockLost when Redis
+// no longer had it, and with ErrLockLost too when the outcome is unknown
+// (no reply: the permit, if still held, is left to its lease).
+func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err error) {
+	end, err := s.begin()
+	if err != nil {
+		return false, err
+	}
+	defer end()
+	if observed := s.c.StartUnlock(ctx, "permits", s.name); observed != nil {
+		defer func() { observed(err) }()
+	}
+	opctx, cancel := s.c.OpContext(context.WithoutCancel(ctx))
+	defer cancel()
+	key := s.holdKey(p)
+	reply, err := core.Eval(opctx, s.c.Redis, scripts.PermitsRelease, s.keys, s.c.PublishArg, p.raw)
+	if err != nil {
+		s.c.UnlockFailed(key, err)
+		return false, s.errorf("release", err)
+	}
+	if reply != int64(1) {
+		s.c.Lost(s.name, key.Field)
+		return false, nil
+	}
+	s.c.Released(key, false)
+	return true, nil
+}
+
+// UpdateLease sets the permit with id to expire lease from now, and
+// reports whether it is held (false: released or expired, and nothing
+// changes); Redisson's updateLeaseTime. It is for permits that Redisson
+// clients hold. A relock holder keeps its permit's lease itself and is
+// not told of the change: a lease shortened under it may end before the
+// holder's context does, breaking its guarantee. A permit held by this
+// client is therefore refused (relock.ErrInvalidArgument); one held by
+// another relock client is the caller's responsibility.
+func (s *Semaphore) UpdateLease(ctx context.Context, id string, lease time.Duration) (bool, error) {
+	end, err := s.begin()
+	if err != nil {
+		return false, err
+	}
+	defer end()
+	p, err := s.parse(id)
+	if err != nil {
+		return false, s.errorf("update lease in", err)
+	}
+	switch {
+	case lease < time.Millisecond:
+		return false, s.errorf("update lease in", fmt.Errorf("lease %v: %w", lease, relock.ErrInvalidArgument))
+	case s.c.Holding(s.holdKey(p)):
+		return false, s.errorf("update lease in", fmt.Errorf("permit %s is held by this client, which keeps its lease: %w", id, relock.ErrInvalidArgument))
+	}
+	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsUpdate, s.keys, s.c.PublishArg, p.raw, core.Millis(lease))
+	if err != nil {
+		return false, s.errorf("update lease in", err)
+	}
+	return reply == int64(1), nil
+}
+
+// A permitID is a permit's id: 16 random bytes, Redisson's form. The
+// permits ZSET holds them raw; users see them as 32 lower-case hex
+// digits, as Redisson shows them.
+type permitID struct {
+	hex string
+	raw string
+}
+
+// idBytes is the length of a permit id.
+const idBytes = 16
+
+// parse reads a permit id given by a user, in either case.
+func (s *Semaphore) parse(id string) (permitID, error) {
+	raw, err := hex.DecodeString(id)
+	if err != nil || len(raw) != idBytes {
+		return permitID{}, fmt.Errorf("permit id %q is not %d hex digits: %w", id, 2*idBytes, relock.ErrInvalidArgument)
+	}
+	return permitID{hex: hex.EncodeToString(raw), raw: string(raw)}, nil
+}
+
+// holdKey names p's local hold: one hold per permit.
+func (s *Semaphore) holdKey(p permitID) core.HoldKey {
+	return core.HoldKey{Name: s.name, Field: p.hex}
+}

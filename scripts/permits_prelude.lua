@@ -1,0 +1,36 @@
+-- permits_prelude: helpers prepended to every expirable-permits script
+-- (Redisson's RPermitExpirableSemaphore).
+--
+-- Every permits script receives the same KEYS:
+-- KEYS[1]  available count STRING, the semaphore's name
+-- KEYS[2]  permits ZSET, {<name>}:timeout: member = permit id (its 16 raw
+--          bytes), score = epoch ms at which the permit expires
+--          (permits_no_expiry for a permit without a lease)
+-- KEYS[3]  channel, redisson_sc:{<name>}, where each message is a count
+--          of permits that became available
+-- and ARGV[1], the publish command: PUBLISH, or SPUBLISH for sharded
+-- pub/sub.
+--
+-- "now" is the Redis server's clock (TIME): relock clients with skewed
+-- clocks cannot reclaim each other's permits early. Redisson's scripts
+-- read their own client's clock instead.
+
+-- permits_no_expiry is the score Redisson gives a permit without a lease.
+local permits_no_expiry = 922337203685477
+
+local function now_ms()
+	local t = redis.call('time')
+	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- reclaim returns the permits whose expiry has come to the count and,
+-- when that leaves any available, publishes the count.
+local function reclaim(now)
+	local expired = redis.call('zremrangebyscore', KEYS[2], 0, now)
+	if expired > 0 then
+		local value = redis.call('incrby', KEYS[1], expired)
+		if value > 0 then
+			redis.call(ARGV[1], KEYS[3], value)
+		end
+	end
+end
