@@ -14,6 +14,7 @@ import (
 	"github.com/relock-go/relock/latch"
 	"github.com/relock-go/relock/multilock"
 	"github.com/relock-go/relock/nonreentrant"
+	"github.com/relock-go/relock/permits"
 	"github.com/relock-go/relock/redlock"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/rwlock"
@@ -85,6 +86,7 @@ func synchronizers(t *testing.T, ctx context.Context, rc *relock.Client, name st
 	sem := semaphore.New(rc, name, &semaphore.Options{TTL: wait})
 	l := latch.New(rc, name, nil)
 	e := election.New(rc, name, &election.Options{WaitTimeout: wait})
+	ps := permits.New(rc, name, &permits.Options{Lease: wait})
 	errs := map[string]error{
 		"Semaphore.Acquire":    sem.Acquire(ctx, n),
 		"Semaphore.Release":    sem.Release(ctx, n),
@@ -93,6 +95,8 @@ func synchronizers(t *testing.T, ctx context.Context, rc *relock.Client, name st
 		"Latch.Await":          l.Await(ctx),
 		"Election.Proclaim":    e.Proclaim(ctx, name),
 		"Election.Resign":      e.Resign(ctx),
+		"Permits.AddPermits":   ps.AddPermits(ctx, n),
+		"Permits.Release":      ps.Release(ctx, name),
 	}
 	errs["Semaphore.TryAcquire"] = sem.TryAcquire(ctx, n, wait)
 	_, errs["Semaphore.TrySetPermits"] = sem.TrySetPermits(ctx, n)
@@ -106,6 +110,12 @@ func synchronizers(t *testing.T, ctx context.Context, rc *relock.Client, name st
 	_, errs["Election.TryCampaign"] = e.TryCampaign(ctx, name, wait)
 	_, errs["Election.Leader"] = e.Leader(ctx)
 	_, errs["Election.Observe"] = e.Observe(ctx)
+	_, errs["Permits.TrySetPermits"] = ps.TrySetPermits(ctx, n)
+	_, errs["Permits.AvailablePermits"] = ps.AvailablePermits(ctx)
+	_, errs["Permits.Acquire"] = ps.Acquire(ctx)
+	_, errs["Permits.TryAcquire"] = ps.TryAcquire(ctx, wait)
+	_, errs["Permits.TryRelease"] = ps.TryRelease(ctx, name)
+	_, errs["Permits.UpdateLease"] = ps.UpdateLease(ctx, name, wait)
 	for call, err := range errs {
 		if err == nil {
 			t.Fatalf("%s on an unusable client succeeded", call)
