@@ -3,6 +3,7 @@ package relock_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -155,12 +156,24 @@ func TestObserver(t *testing.T) {
 	case <-time.After(5 * lease):
 		t.Fatal("lost lease not reported")
 	}
-	s = rec.snapshot()
+	// The Observer is told right after the context is cancelled.
+	deadline = time.Now().Add(5 * time.Second)
+	for s = rec.snapshot(); len(s.holds) < 2; s = rec.snapshot() {
+		if time.Now().After(deadline) {
+			t.Fatal("the lost hold's end was not observed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	if last := s.holds[len(s.holds)-1]; !errors.Is(last.Cause, relock.ErrLockLost) {
 		t.Fatalf("hold end after the key was deleted: %+v", last)
 	}
-	if last := s.rounds[len(s.rounds)-1]; last.Lost != 1 {
-		t.Fatalf("round that found the lock gone: %+v", last)
+	// The round that found the lock gone reports after its losses.
+	for !slices.ContainsFunc(s.rounds, func(r observe.Round) bool { return r.Lost == 1 }) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no round reported the lock gone: %+v", s.rounds)
+		}
+		time.Sleep(5 * time.Millisecond)
+		s = rec.snapshot()
 	}
 
 	// Close: a waiter's acquire ends Closed, a held lock's hold ends with

@@ -2,8 +2,9 @@
 // its locks: acquires and unlocks as they begin and end, holds as they
 // end (and why), and the watchdog's renewal rounds; and Stats, what a
 // Client can report at any time. Set an Observer with
-// relock.Options.Observer; read Stats with relock.Client.Stats. Package
-// relock-go/relock/otel turns both into OpenTelemetry metrics and spans.
+// relock.Options.Observer; read Stats with relock.Client.Stats. The
+// module github.com/relock-go/relock/otel (package relockotel) turns both
+// into OpenTelemetry metrics and spans.
 //
 // An Observer's methods are called synchronously, on the goroutine of the
 // event (a caller's Lock, the watchdog's), with no lock of relock's held.
@@ -29,7 +30,9 @@ type Observer interface {
 	// the func it returns, unless nil, is called once with its error as
 	// it ends.
 	StartUnlock(ctx context.Context, l Lock) func(error)
-	// HoldEnded is called when an owner's last hold on a lock ends.
+	// HoldEnded is called when an owner's last hold on a lock ends,
+	// after the hold's contexts were cancelled (a lost lease is told to
+	// the holder first).
 	HoldEnded(HoldEnd)
 	// WatchdogRound is called after each renewal round of the Client's
 	// watchdog that renewed at least one lease.
@@ -109,7 +112,7 @@ type Round struct {
 // Stats is what a Client reports at any time.
 type Stats struct {
 	Holds    int // owners' holds, one per owner and lock
-	Waiters  int // acquires waiting on the Client's subscriptions
+	Waiters  int // acquires waiting on the Client's subscriptions (a spin lock's polling waiters are not counted)
 	Channels int // channels the Client is subscribed to, waiters' and lingering ones
 }
 
