@@ -106,7 +106,15 @@ func (ml *MultiLock) TryLock(ctx context.Context, wait time.Duration) (context.C
 	return ml.lock(ctx, wait)
 }
 
-func (ml *MultiLock) lock(ctx context.Context, bound time.Duration) (context.Context, error) {
+func (ml *MultiLock) lock(ctx context.Context, bound time.Duration) (lctx context.Context, err error) {
+	// The first member's client, if it is one of relock's locks, tells
+	// its Observer of the MultiLock's acquires; each member reports its
+	// own too.
+	if c, ok := ml.members[0].(interface{ Client() *relock.Client }); ok {
+		if observed := core.Of(c.Client()).StartAcquire(ctx, "multilock", ml.Name()); observed != nil {
+			defer func() { observed(err, len(ml.members)) }()
+		}
+	}
 	ctx, owner := core.EnsureOwner(ctx)
 	deadline := time.Now().Add(bound)
 	taken := make([]context.Context, 0, len(ml.members))

@@ -10,8 +10,9 @@ import (
 // through, and how to close it: one with go-redis's retries off
 // (MaxRetries -1, which go-redis keeps as 0) that honours context
 // deadlines (ContextTimeoutEnabled). That is rdb itself when it is
-// configured so, otherwise a copy of it of relock's own, which the
-// caller's hooks do not see. A client of another kind is used as it is.
+// configured so, otherwise a copy of it of relock's own, whose commands
+// go through the caller's hooks (derive.Unless). A client of another
+// kind is used as it is.
 //
 // go-redis sends a command again when its connection fails before the
 // reply (io.EOF, a timeout), after the server may have run it; an acquire

@@ -24,7 +24,8 @@ type Settings struct {
 // caller closes. State the original client built for itself is not
 // shared: the copy makes its own push processor, has no client-side cache
 // and no maintenance notifications (the original updates its settings
-// for those while in use). The caller's hooks are not copied.
+// for those while in use). The caller's hooks are not copied (Unless
+// makes them see the copy's commands).
 func Client(o *redis.Options, s Settings) *redis.Client {
 	cp := *o
 	s.apply(&cp.MaxRetries, &cp.ContextTimeoutEnabled, &cp.DialTimeout, &cp.ReadTimeout, &cp.WriteTimeout)
@@ -64,20 +65,24 @@ func set(dst *time.Duration, v time.Duration) {
 
 // Unless returns a copy of rdb with s applied, and its Close, unless
 // keep reports that rdb's options already serve (then rdb itself and a
-// no-op). A client that is neither a *redis.Client nor a
-// *redis.ClusterClient is used as it is.
+// no-op). The copy's commands go through rdb's hooks (see forward.go):
+// Unless adds a hook to rdb for that. A client that is neither a
+// *redis.Client nor a *redis.ClusterClient is used as it is.
 func Unless(rdb redis.UniversalClient, s Settings, keep func(maxRetries int, deadlines bool) bool) (redis.UniversalClient, func() error) {
+	var cp redis.UniversalClient
 	switch c := rdb.(type) {
 	case *redis.Client:
 		if o := c.Options(); !keep(o.MaxRetries, o.ContextTimeoutEnabled) {
-			n := Client(o, s)
-			return n, n.Close
+			cp = Client(o, s)
 		}
 	case *redis.ClusterClient:
 		if o := c.Options(); !keep(o.MaxRetries, o.ContextTimeoutEnabled) {
-			n := Cluster(o, s)
-			return n, n.Close
+			cp = Cluster(o, s)
 		}
 	}
-	return rdb, func() error { return nil }
+	if cp == nil {
+		return rdb, func() error { return nil }
+	}
+	forward(rdb, cp)
+	return cp, cp.Close
 }
