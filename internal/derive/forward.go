@@ -2,6 +2,7 @@ package derive
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -31,25 +32,39 @@ type (
 
 // forward makes orig's hooks see the commands of cp, a copy of it.
 func forward(orig, cp redis.UniversalClient) {
-	orig.AddHook(router{})
-	cp.AddHook(forwarder{orig: orig})
+	f := &forwards{}
+	orig.AddHook(router{f})
+	cp.AddHook(forwarder{orig: orig, f: f})
 }
 
+// forwards counts the commands and pipelines of one copy under way
+// through the original, so that its router looks for a chain in a
+// command's context (which can allocate, walking a context.WithoutCancel)
+// only while there may be one.
+type forwards struct{ n atomic.Int64 }
+
 // forwarder is the copy's hook.
-type forwarder struct{ orig redis.UniversalClient }
+type forwarder struct {
+	orig redis.UniversalClient
+	f    *forwards
+}
 
 func (forwarder) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (f forwarder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (fw forwarder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		return f.orig.Process(context.WithValue(ctx, processKey{}, next), cmd)
+		fw.f.n.Add(1)
+		defer fw.f.n.Add(-1)
+		return fw.orig.Process(context.WithValue(ctx, processKey{}, next), cmd)
 	}
 }
 
-func (f forwarder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (fw forwarder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
+		fw.f.n.Add(1)
+		defer fw.f.n.Add(-1)
 		ctx = context.WithValue(ctx, pipelineKey{}, next)
-		pipe := f.orig.Pipeline()
+		pipe := fw.orig.Pipeline()
 		for _, cmd := range cmds {
 			_ = pipe.Process(ctx, cmd)
 		}
@@ -58,24 +73,31 @@ func (f forwarder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
-// router is the original's hook.
-type router struct{}
+// router is the original's hook. Where several copies of one client
+// forward through it (several relock Clients on one go-redis client),
+// each adds a router; any of them hands a command back, as the chain in
+// its context is the copy's own.
+type router struct{ f *forwards }
 
 func (router) DialHook(next redis.DialHook) redis.DialHook { return next }
 
-func (router) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (r router) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if back, ok := ctx.Value(processKey{}).(redis.ProcessHook); ok {
-			return back(ctx, cmd)
+		if r.f.n.Load() > 0 {
+			if back, ok := ctx.Value(processKey{}).(redis.ProcessHook); ok {
+				return back(ctx, cmd)
+			}
 		}
 		return next(ctx, cmd)
 	}
 }
 
-func (router) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (r router) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if back, ok := ctx.Value(pipelineKey{}).(redis.ProcessPipelineHook); ok {
-			return back(ctx, cmds)
+		if r.f.n.Load() > 0 {
+			if back, ok := ctx.Value(pipelineKey{}).(redis.ProcessPipelineHook); ok {
+				return back(ctx, cmds)
+			}
 		}
 		return next(ctx, cmds)
 	}
