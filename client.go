@@ -142,8 +142,10 @@ func init() {
 // New returns a Client over rdb, which may be a *redis.Client, a
 // *redis.ClusterClient or a failover client. Unless rdb has retries off
 // and context deadlines on, relock sends its acquires and renewals
-// through copies of rdb of its own; New then adds a hook to rdb through
-// which those commands pass rdb's hooks too, so add yours before New. It talks to Redis only to
+// through copies of rdb of its own; New then adds hooks to rdb through
+// which those commands pass rdb's hooks too, so add yours before New.
+// Hooks cannot be removed: make one Client per go-redis client and keep
+// it, rather than a Client per task on one go-redis client. It talks to Redis only to
 // probe sharded pub/sub support when opts.PubSub is PubSubAuto and rdb is
 // a cluster client; that probe's failure is New's error (set
 // Options.PubSub to start without it).
