@@ -3,8 +3,6 @@ package faulttest_test
 import (
 	"context"
 	"errors"
-	"math/rand"
-	"slices"
 	"testing"
 	"time"
 
@@ -56,19 +54,11 @@ func TestPartitionedHolderToldFirst(t *testing.T) {
 }
 
 func partitionTrials(t *testing.T, x *proxy, trials int, cut, heal func() error) {
-	const (
-		lease = 2 * time.Second
-		poll  = 2 * time.Millisecond
-	)
+	const lease = 2 * time.Second
 	bg := context.Background()
 	holderRC := newClient(t, x.Addr, &relock.Options{WatchdogTimeout: lease, Logger: quiet})
 	otherRC := newClient(t, srv.Addr, nil)
-	seed := time.Now().UnixNano()
-	r := rand.New(rand.NewSource(seed))
-	t.Logf("seed %d", seed)
-
-	var margins, toldAfter []time.Duration
-	for trial := range trials {
+	toldFirst(t, trials, lease, cut, heal, func(trial int) contest {
 		name := redistest.Key(t)
 		holder := reentrant.New(holderRC, name, nil)
 		other := reentrant.New(otherRC, name, nil)
@@ -76,72 +66,17 @@ func partitionTrials(t *testing.T, x *proxy, trials int, cut, heal func() error)
 		if err != nil {
 			t.Fatalf("trial %d: holder Lock: %v", trial, err)
 		}
-		told := make(chan time.Time, 1)
-		context.AfterFunc(hctx, func() { told <- time.Now() })
-		time.Sleep(time.Duration(r.Int63n(int64(lease / 3))))
-		must(t, cut())
-		cutAt := time.Now()
-
-		var octx context.Context
-		var granted, seen time.Time // seen: first poll that found the holder told
-		for deadline := cutAt.Add(3 * lease); ; {
-			toldBefore := hctx.Err() != nil
-			call := time.Now()
-			if toldBefore && seen.IsZero() {
-				seen = call
-			}
-			octx, err = other.TryLock(bg, 0)
-			if err == nil {
-				granted = call
-				if !toldBefore {
-					t.Errorf("trial %d: the TryLock that got the lock was called while the holder's context was live", trial)
+		return contest{
+			held: hctx,
+			try: func() (func() error, error) {
+				octx, err := other.TryLock(bg, 0)
+				return func() error { return other.Unlock(octx) }, err
+			},
+			after: func() {
+				if err := holder.Unlock(hctx); !errors.Is(err, relock.ErrNotHeld) {
+					t.Errorf("trial %d: holder Unlock after the loss: %v, want relock.ErrNotHeld", trial, err)
 				}
-				// The server granted it before TryLock returned: the
-				// holder must have been told by now.
-				if hctx.Err() == nil {
-					t.Fatalf("trial %d: another client got the lock %v after the partition while the holder's context was live",
-						trial, time.Since(cutAt))
-				}
-				break
-			}
-			if !errors.Is(err, relock.ErrNotAcquired) {
-				t.Fatalf("trial %d: TryLock: %v", trial, err)
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("trial %d: nobody got the lock within %v of the partition", trial, 3*lease)
-			}
-			time.Sleep(poll)
+			},
 		}
-		var toldAt time.Time
-		select {
-		case toldAt = <-told:
-		case <-time.After(5 * time.Second):
-			t.Fatalf("trial %d: holder's context done but AfterFunc did not run", trial)
-		}
-		// Both are upper bounds of the instant the context was cancelled.
-		if !seen.IsZero() && seen.Before(toldAt) {
-			toldAt = seen
-		}
-		if cause := context.Cause(hctx); !errors.Is(cause, relock.ErrLockLost) {
-			t.Errorf("trial %d: holder's context cause %v, want relock.ErrLockLost", trial, cause)
-		}
-		margin := granted.Sub(toldAt)
-		t.Logf("trial %2d: holder told %v after the partition, other got the lock %v after it: margin %v",
-			trial, toldAt.Sub(cutAt).Round(time.Millisecond), granted.Sub(cutAt).Round(time.Millisecond), margin.Round(100*time.Microsecond))
-		margins = append(margins, margin)
-		toldAfter = append(toldAfter, toldAt.Sub(cutAt))
-
-		must(t, heal())
-		if err := other.Unlock(octx); err != nil {
-			t.Errorf("trial %d: other Unlock: %v", trial, err)
-		}
-		if err := holder.Unlock(hctx); !errors.Is(err, relock.ErrNotHeld) {
-			t.Errorf("trial %d: holder Unlock after the loss: %v, want relock.ErrNotHeld", trial, err)
-		}
-	}
-	slices.Sort(margins)
-	slices.Sort(toldAfter)
-	t.Logf("%d trials, lease %v: margin (holder told -> other's TryLock call) min %v, median %v, max %v; holder told after the partition: min %v, median %v, max %v",
-		trials, lease, margins[0].Round(100*time.Microsecond), margins[trials/2].Round(100*time.Microsecond), margins[trials-1].Round(100*time.Microsecond),
-		toldAfter[0].Round(time.Millisecond), toldAfter[trials/2].Round(time.Millisecond), toldAfter[trials-1].Round(time.Millisecond))
+	})
 }
