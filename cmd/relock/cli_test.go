@@ -418,6 +418,7 @@ func waitIn(t testing.TB, lock func(context.Context) (context.Context, error), u
 // TestAuth connects as an ACL user given in the URL, and with -user and
 // -password; a wrong password is a failure to connect.
 func TestAuth(t *testing.T) {
+	srv.RequireReal(t) // ACL users
 	bg := context.Background()
 	raw := srv.Client(t)
 	if err := raw.Do(bg, "ACL", "SETUSER", "relock-operator", "on", ">operator-pw", "~*", "&*", "+@all").Err(); err != nil {
