@@ -43,6 +43,7 @@ type replicaView struct {
 type syncs struct {
 	mu    sync.Mutex // guards views
 	views map[string]replicaView
+	warm  sync.Once // the cluster client's COMMAND fetch (master)
 }
 
 // EvalAcquire runs an acquire script like Eval and, unless replica sync
@@ -119,6 +120,13 @@ func (c *Client) master(ctx context.Context, key string) (redis.Cmdable, string,
 	if !ok {
 		return c.Scripts, "", nil
 	}
+	// A cluster client fetches the commands' descriptions (COMMAND),
+	// from a node it picks at random, with its first command. Acquires
+	// that wait for replicas go to nodes directly, so that first command
+	// could come only after a master stopped answering, and wait out a
+	// timeout there (4.9 s in internal/clustertest's
+	// TestWakeUpAfterFailover): have it fetched now, once.
+	c.syncs.warm.Do(func() { _ = cc.Ping(ctx).Err() })
 	node, err := cc.MasterForKey(ctx, key)
 	if err != nil {
 		return nil, "", err
