@@ -2,7 +2,6 @@ package fair_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
@@ -19,16 +18,4 @@ func TestMain(m *testing.M) { redistest.Main(m, runChild, &srv) }
 func newClient(t testing.TB, opts *relock.Options) *relock.Client {
 	t.Helper()
 	return redistest.Relock(t, srv.LockClient(t), opts)
-}
-
-// eventually polls cond every 10ms until it holds or limit passes.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

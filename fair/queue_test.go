@@ -134,7 +134,7 @@ func TestLayout(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, 2*time.Second, "lock keys gone", func() bool { return raw.Exists(bg, name, queue, timeouts).Val() == 0 })
+	redistest.Eventually(t, 2*time.Second, "lock keys gone", func() bool { return raw.Exists(bg, name, queue, timeouts).Val() == 0 })
 }
 
 // TestGiveUp: a TryLock that times out and a Lock whose context is
@@ -208,7 +208,7 @@ func TestGiveUp(t *testing.T) {
 	if err := <-lastDone; err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, "lock keys gone", func() bool { return raw.Exists(bg, name, queue, timeouts).Val() == 0 })
+	redistest.Eventually(t, 2*time.Second, "lock keys gone", func() bool { return raw.Exists(bg, name, queue, timeouts).Val() == 0 })
 }
 
 // TestTryLockZeroNeverQueues: TryLock(0) on a held lock leaves no queue

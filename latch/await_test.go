@@ -42,7 +42,7 @@ func TestCountDownWakes(t *testing.T) {
 		t.Fatalf("TrySetCount = %v, %v", ok, err)
 	}
 	out := awaitAll(bg, clients, name, 6)
-	eventually(t, limit, "awaiters asleep", func() bool { return asleep() == 6 })
+	redistest.Eventually(t, limit, "awaiters asleep", func() bool { return asleep() == 6 })
 	if err := latch.New(clients[1], name, nil).CountDown(bg); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestDeleteWakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := awaitAll(bg, []*relock.Client{rc}, name, 3)
-	eventually(t, limit, "awaiters asleep", func() bool { return asleep() == 3 })
+	redistest.Eventually(t, limit, "awaiters asleep", func() bool { return asleep() == 3 })
 	if ok, err := l.Delete(bg); err != nil || !ok {
 		t.Fatalf("Delete = %v, %v", ok, err)
 	}
@@ -131,7 +131,7 @@ func TestAwaitEnds(t *testing.T) {
 		t.Fatalf("keys naming the latch: %v, want only the count", keys)
 	}
 	// The channel lingers for redistest.Linger, then goes.
-	eventually(t, limit, "subscription dropped", func() bool {
+	redistest.Eventually(t, limit, "subscription dropped", func() bool {
 		return raw.PubSubNumSub(bg, channelOf(name)).Val()[channelOf(name)] == 0
 	})
 }
@@ -148,7 +148,7 @@ func TestCloseEndsAwait(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- l.Await(bg) }()
-	eventually(t, limit, "awaiter asleep", func() bool { return asleep() == 1 })
+	redistest.Eventually(t, limit, "awaiter asleep", func() bool { return asleep() == 1 })
 	within := time.After(2 * time.Second)
 	if err := rc.Close(); err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestReconnectRereads(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := awaitAll(bg, []*relock.Client{rc}, name, 3)
-	eventually(t, limit, "awaiters asleep", func() bool { return asleep() == 3 })
+	redistest.Eventually(t, limit, "awaiters asleep", func() bool { return asleep() == 3 })
 	raw.Del(bg, name)
 	pending(t, out, 100*time.Millisecond)
 	if err := raw.Do(bg, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {

@@ -33,7 +33,7 @@ func TestThousandAwaiters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(bg, time.Minute)
 	defer cancel()
 	out := awaitAll(ctx, rcs, name, awaiters)
-	eventually(t, time.Minute, "every awaiter asleep", func() bool { return asleep() == awaiters })
+	redistest.Eventually(t, time.Minute, "every awaiter asleep", func() bool { return asleep() == awaiters })
 	if n := raw.PubSubNumSub(bg, channel).Val()[channel]; n != clients {
 		t.Fatalf("PUBSUB NUMSUB %s = %d, want %d: one subscription per client", channel, n, clients)
 	}

@@ -137,16 +137,3 @@ func asleep() int {
 	}
 	return count
 }
-
-// eventually polls cond every 10ms until it holds, failing t if it does
-// not within d.
-func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -39,7 +39,7 @@ func TestRedissonWakesRelock(t *testing.T) {
 	}
 
 	out := awaitAll(bg, clients, name, 4)
-	eventually(t, limit, "awaiters asleep", func() bool { return asleep() == 4 })
+	redistest.Eventually(t, limit, "awaiters asleep", func() bool { return asleep() == 4 })
 	gets := redistest.CommandCalls(t, raw)["get"]
 
 	// Redisson's countDown to 1: no message. Then a "1" (as from a
@@ -49,10 +49,10 @@ func TestRedissonWakesRelock(t *testing.T) {
 		t.Fatalf("DECR = %d, want 1", n)
 	}
 	raw.Publish(bg, channel, "1")
-	eventually(t, limit, "every awaiter reads the count again", func() bool {
+	redistest.Eventually(t, limit, "every awaiter reads the count again", func() bool {
 		return redistest.CommandCalls(t, raw)["get"] >= gets+4
 	})
-	eventually(t, limit, "awaiters asleep again", func() bool { return asleep() == 4 })
+	redistest.Eventually(t, limit, "awaiters asleep again", func() bool { return asleep() == 4 })
 	pending(t, out, 100*time.Millisecond)
 
 	// Redisson's countDown to 0.
@@ -73,7 +73,7 @@ func TestRedissonDeleteWakesRelock(t *testing.T) {
 	name := redistest.Key(t)
 	raw.Set(bg, name, 3, 0)
 	out := awaitAll(bg, []*relock.Client{rc}, name, 2)
-	eventually(t, limit, "awaiters asleep", func() bool { return asleep() == 2 })
+	redistest.Eventually(t, limit, "awaiters asleep", func() bool { return asleep() == 2 })
 	raw.Del(bg, name)
 	raw.Publish(bg, channelOf(name), "1")
 	collect(t, out, 2, limit)

@@ -112,7 +112,7 @@ func TestRedisson(t *testing.T) {
 		t.Fatalf("TryLock under Redisson's hold = %v, want ErrNotAcquired", err)
 	}
 	got := lockAt(mu)
-	eventually(t, 5*time.Second, "relock waiter on the lock's channel", func() bool {
+	redistest.Eventually(t, 5*time.Second, "relock waiter on the lock's channel", func() bool {
 		return raw.PubSubNumSub(bg, channelOf(name)).Val()[channelOf(name)] == 1
 	})
 	redissonUnlockOnce(t, raw, name, field)
@@ -146,7 +146,7 @@ func TestReentrantInterop(t *testing.T) {
 		t.Fatalf("reentrant TryLock under the non-reentrant hold = %v, want ErrNotAcquired", err)
 	}
 	got := lockAt(re)
-	eventually(t, 5*time.Second, "reentrant waiter registered", func() bool { return raw.ZCard(bg, registry).Val() == 1 })
+	redistest.Eventually(t, 5*time.Second, "reentrant waiter registered", func() bool { return raw.ZCard(bg, registry).Val() == 1 })
 	unlockT(t, nr, nctx)
 	rctx := within(t, got, time.Second, "reentrant waiter woken by the non-reentrant release")
 
@@ -154,7 +154,7 @@ func TestReentrantInterop(t *testing.T) {
 		t.Fatalf("non-reentrant TryLock under the reentrant hold = %v, want ErrNotAcquired", err)
 	}
 	got = lockAt(nr)
-	eventually(t, 5*time.Second, "non-reentrant waiter registered", func() bool { return raw.ZCard(bg, registry).Val() == 1 })
+	redistest.Eventually(t, 5*time.Second, "non-reentrant waiter registered", func() bool { return raw.ZCard(bg, registry).Val() == 1 })
 	if err := re.Unlock(rctx); err != nil {
 		t.Fatal(err)
 	}

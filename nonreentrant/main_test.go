@@ -3,7 +3,6 @@ package nonreentrant_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
@@ -43,15 +42,3 @@ func unlockT(t testing.TB, mu *nonreentrant.Mutex, ctx context.Context) {
 
 // channelOf is Redisson's lock channel for lock name.
 func channelOf(name string) string { return "redisson_lock__channel:{" + name + "}" }
-
-// eventually polls cond every 5ms until it holds or limit passes.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}

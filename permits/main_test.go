@@ -164,23 +164,11 @@ func serverMillis(t testing.TB, raw *redis.Client) int64 {
 	return now.UnixMilli()
 }
 
-// eventually polls cond every 5ms until it holds or limit passes.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // waitSubscribed waits until n clients listen on semaphore name's
 // channel.
 func waitSubscribed(t testing.TB, raw *redis.Client, name string, n int64) {
 	t.Helper()
-	eventually(t, 5*time.Second, "waiters subscribed", func() bool {
+	redistest.Eventually(t, 5*time.Second, "waiters subscribed", func() bool {
 		return raw.PubSubNumSub(context.Background(), channelOf(name)).Val()[channelOf(name)] >= n
 	})
 }

@@ -209,7 +209,7 @@ func TestRefCounting(t *testing.T) {
 	publish(t, rdb, ch, "0")
 	woken(t, last, "last waiter")
 	last.Close()
-	eventually(t, wait, "last Close unsubscribes", func() bool { return numsub(t, rdb, ch) == 0 })
+	redistest.Eventually(t, wait, "last Close unsubscribes", func() bool { return numsub(t, rdb, ch) == 0 })
 	chans, err := rdb.PubSubChannels(context.Background(), ch).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -248,7 +248,7 @@ func TestCloseIsIdempotent(t *testing.T) {
 	}
 	c.Close()
 	c.Close()
-	eventually(t, wait, "unsubscribed", func() bool { return numsub(t, rdb, ch) == 0 })
+	redistest.Eventually(t, wait, "unsubscribed", func() bool { return numsub(t, rdb, ch) == 0 })
 }
 
 // A waiter that leaves with an unconsumed wake-one passes it to another
@@ -337,7 +337,7 @@ func TestConcurrentSubscribeAndClose(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("Subscribe: %v", err)
 	}
-	eventually(t, wait, "every channel unsubscribed", func() bool {
+	redistest.Eventually(t, wait, "every channel unsubscribed", func() bool {
 		n, err := rdb.PubSubNumSub(context.Background(), chans...).Result()
 		if err != nil {
 			t.Fatal(err)
@@ -353,7 +353,7 @@ func TestConcurrentSubscribeAndClose(t *testing.T) {
 		t.Fatalf("Connections() = %d, want 1", h.Connections())
 	}
 	if srv.Real() {
-		eventually(t, wait, "the hub connection holds no subscription", func() bool {
+		redistest.Eventually(t, wait, "the hub connection holds no subscription", func() bool {
 			return len(subscribers(t, rdb, name)) == 0
 		})
 	}
@@ -382,7 +382,7 @@ func TestSubscribeEndedContext(t *testing.T) {
 				t.Fatalf("try %d: Subscribe = %v, %v; want nil, %v", i, s, err, c.want)
 			}
 		}
-		eventually(t, wait, "nothing left subscribed", func() bool { return numsub(t, rdb, ch) == 0 })
+		redistest.Eventually(t, wait, "nothing left subscribed", func() bool { return numsub(t, rdb, ch) == 0 })
 	})
 
 	// The subscription is already confirmed, so only an early check of
@@ -449,9 +449,9 @@ func TestHubClose(t *testing.T) {
 	}
 	s.Close()
 	s.Close()
-	eventually(t, wait, "the server drops the subscription", func() bool { return numsub(t, rdb, ch) == 0 })
+	redistest.Eventually(t, wait, "the server drops the subscription", func() bool { return numsub(t, rdb, ch) == 0 })
 	if srv.Real() {
-		eventually(t, wait, "the server drops the connection", func() bool {
+		redistest.Eventually(t, wait, "the server drops the connection", func() bool {
 			for _, c := range clientList(t, rdb) {
 				if c["name"] == name {
 					return false

@@ -35,7 +35,7 @@ func TestLinger(t *testing.T) {
 	publish(t, rdb, ch, "0")
 	woken(t, live, "waiter that joined a lingering channel")
 	live.Close()
-	eventually(t, wait, "lingering channel unsubscribed", func() bool { return numsub(t, rdb, ch) == 0 })
+	redistest.Eventually(t, wait, "lingering channel unsubscribed", func() bool { return numsub(t, rdb, ch) == 0 })
 	if idle := time.Since(left); idle < linger {
 		t.Fatalf("unsubscribed %v after the last waiter left, before the linger of %v", idle, linger)
 	}
@@ -54,7 +54,7 @@ func TestLingerBound(t *testing.T) {
 	for _, ch := range chans {
 		subscribe(t, h, ch).Close()
 	}
-	eventually(t, wait, "oldest idle channel unsubscribed", func() bool { return numsub(t, rdb, chans[0]) == 0 })
+	redistest.Eventually(t, wait, "oldest idle channel unsubscribed", func() bool { return numsub(t, rdb, chans[0]) == 0 })
 	for _, ch := range chans[1:] {
 		if n := numsub(t, rdb, ch); n != 1 {
 			t.Fatalf("%s: PUBSUB NUMSUB = %d, want 1 (among the newest lingering)", ch, n)

@@ -67,7 +67,7 @@ func TestOneConnection(t *testing.T) {
 	for _, s := range subs {
 		s.Close()
 	}
-	eventually(t, wait, "every channel unsubscribed", func() bool {
+	redistest.Eventually(t, wait, "every channel unsubscribed", func() bool {
 		s := subscribers(t, rdb, name)
 		return len(s) == 0
 	})
@@ -138,7 +138,7 @@ func TestReconnectAfterRestart(t *testing.T) {
 	if err := s.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*wait, "resubscribed after restart", func() bool {
+	redistest.Eventually(t, 2*wait, "resubscribed after restart", func() bool {
 		n, err := rdb.PubSubNumSub(context.Background(), ch).Result()
 		return err == nil && n[ch] == 1
 	})
@@ -174,7 +174,7 @@ func TestSubscribeWhileServerDown(t *testing.T) {
 	if err := s.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*wait, "both channels resubscribed", func() bool {
+	redistest.Eventually(t, 2*wait, "both channels resubscribed", func() bool {
 		n, err := rdb.PubSubNumSub(context.Background(), before, during).Result()
 		return err == nil && n[before] == 1 && n[during] == 1
 	})
@@ -202,7 +202,7 @@ func TestReconnectAfterClientKill(t *testing.T) {
 		t.Fatalf("CLIENT KILL TYPE pubsub = %d, %v; want 1 client killed", n, err)
 	}
 	woken(t, a, "subscription connection killed")
-	eventually(t, 2*wait, "resubscribed on a new connection", func() bool {
+	redistest.Eventually(t, 2*wait, "resubscribed on a new connection", func() bool {
 		s := subscribers(t, rdb, name)
 		return len(s) == 1 && s[0]["id"] != old["id"] && s[0]["sub"] == "1"
 	})
@@ -246,7 +246,7 @@ func TestSubscribeContextEndsWhileWaiting(t *testing.T) {
 	if err := s.Resume(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, "the abandoned channel unsubscribed", func() bool { return numsub(t, rdb, ch) == 0 })
+	redistest.Eventually(t, wait, "the abandoned channel unsubscribed", func() bool { return numsub(t, rdb, ch) == 0 })
 	if n := numsub(t, rdb, live); n != 1 {
 		t.Fatalf("PUBSUB NUMSUB of the live channel = %d, want 1", n)
 	}
@@ -343,7 +343,7 @@ func TestChurnDuringReconnects(t *testing.T) {
 		t.Fatal("no subscription connection was killed during the churn")
 	}
 
-	eventually(t, 2*wait, "subscribed to the steady channel only, on one connection", func() bool {
+	redistest.Eventually(t, 2*wait, "subscribed to the steady channel only, on one connection", func() bool {
 		subs := subscribers(t, rdb, name)
 		n, err := rdb.PubSubNumSub(context.Background(), append([]string{steady}, chans...)...).Result()
 		if err != nil || len(subs) != 1 || subs[0]["sub"] != "1" || n[steady] != 1 {

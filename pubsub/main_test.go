@@ -77,19 +77,6 @@ func numsub(t *testing.T, rdb *redis.Client, channel string) int64 {
 	return m[channel]
 }
 
-// eventually polls cond every 10 ms until it holds, failing the test if it
-// does not within d.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // woken fails the test unless s receives a wake-up within wait.
 func woken(t *testing.T, s *pubsub.Subscription, what string) {
 	t.Helper()

@@ -80,7 +80,7 @@ func TestSlowConnectDoesNotBlockHub(t *testing.T) {
 		t.FailNow()
 	}
 	defer sc.Close()
-	eventually(t, 2*wait, "both channels subscribed again", func() bool {
+	redistest.Eventually(t, 2*wait, "both channels subscribed again", func() bool {
 		return numsub(t, rdb, a) == 1 && numsub(t, rdb, c) == 1
 	})
 	settle(t, sa)

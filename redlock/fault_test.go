@@ -17,18 +17,6 @@ import (
 // loaded machine.
 const margin = 200 * time.Millisecond
 
-// eventually polls cond every 5ms until it holds or limit passes.
-func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // within runs f and fails t unless it returns within limit; it waits
 // for f for 10s at most (a hang fails the test rather than blocking it).
 func within(t *testing.T, limit time.Duration, what string, f func()) time.Duration {
@@ -127,7 +115,7 @@ func TestCloseEndsWait(t *testing.T) {
 				lockErr <- err
 			}()
 			// Two script calls on a master: an attempt refused, and its undo.
-			eventually(t, 5*time.Second, "the waiter's first attempt", func() bool { return counts[0].N() >= 2 })
+			redistest.Eventually(t, 5*time.Second, "the waiter's first attempt", func() bool { return counts[0].N() >= 2 })
 
 			start := time.Now()
 			var wg sync.WaitGroup
@@ -262,7 +250,7 @@ func TestDeadMaster(t *testing.T) {
 		ctx, err := waiter.Lock(wctx)
 		granted <- result{ctx, err, time.Now()}
 	}()
-	eventually(t, 5*time.Second, "the waiter's first attempt", func() bool { return count.N() >= 2 })
+	redistest.Eventually(t, 5*time.Second, "the waiter's first attempt", func() bool { return count.N() >= 2 })
 	// The live masters release within a round trip of the Unlock's start.
 	released := time.Now()
 	within(t, bound, "Unlock with a waiter", func() {
@@ -402,7 +390,7 @@ func TestShutdownReleases(t *testing.T) {
 	if err := rcs[1].Close(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 2*time.Second, "holder told of the lost quorum", func() bool { return ctx.Err() != nil })
+	redistest.Eventually(t, 2*time.Second, "holder told of the lost quorum", func() bool { return ctx.Err() != nil })
 	if !errors.Is(context.Cause(ctx), relock.ErrLockLost) {
 		t.Fatalf("cause %v, want ErrLockLost", context.Cause(ctx))
 	}

@@ -14,18 +14,6 @@ import (
 
 func registryOf(name string) string { return "relock_lock_waiters:{" + name + "}" }
 
-// eventually polls cond every 5ms until it holds or limit passes.
-func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // TestReleaseHandsOver: with relock waiters on five clients and nobody
 // else listening, each release grants the lock to the waiter registered
 // longest, which runs no script, and no other client runs one; the
@@ -72,7 +60,7 @@ func testRelease(t *testing.T, redisson bool) {
 			}
 			acquired[i] <- ctx
 		}()
-		eventually(t, 2*time.Second, "waiter registered", func() bool { return raw.ZCard(bg, registryOf(name)).Val() == int64(i+1) })
+		redistest.Eventually(t, 2*time.Second, "waiter registered", func() bool { return raw.ZCard(bg, registryOf(name)).Val() == int64(i+1) })
 		// Registration scores are server microseconds: keep them apart.
 		time.Sleep(time.Millisecond)
 	}
@@ -165,7 +153,7 @@ func TestDeadWaiterPassedOver(t *testing.T) {
 	raw.ZAdd(bg, registryOf(name), redis.Z{Score: 1, Member: dead})
 
 	got := lockOnce(reentrant.New(newClient(t, nil), name, nil))
-	eventually(t, 2*time.Second, "waiter registered", func() bool { return raw.ZCard(bg, registryOf(name)).Val() == 2 })
+	redistest.Eventually(t, 2*time.Second, "waiter registered", func() bool { return raw.ZCard(bg, registryOf(name)).Val() == 2 })
 	unlockT(t, holder, hctx)
 	acquired(t, got, "live waiter not woken past the dead one")
 	if n := raw.Exists(bg, name, registryOf(name)).Val(); n != 0 {
@@ -186,7 +174,7 @@ func TestRedissonHolderWakesRelockWaiter(t *testing.T) {
 	raw.PExpire(bg, name, 30*time.Second)
 
 	got := lockOnce(reentrant.New(newClient(t, nil), name, nil))
-	eventually(t, 2*time.Second, "waiter on the lock's channel", func() bool {
+	redistest.Eventually(t, 2*time.Second, "waiter on the lock's channel", func() bool {
 		return raw.PubSubNumSub(bg, channelOf(name)).Val()[channelOf(name)] == 1
 	})
 	// Redisson's unlock of its last hold.

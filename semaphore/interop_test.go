@@ -160,7 +160,7 @@ func TestCountWakes(t *testing.T) {
 			t.Fatal(err)
 		}
 		if tc.wakes > 0 {
-			eventually(t, 2*time.Second, "woken waiters' attempts", func() bool { return calls.N()-before >= tc.wakes })
+			redistest.Eventually(t, 2*time.Second, "woken waiters' attempts", func() bool { return calls.N()-before >= tc.wakes })
 		}
 		time.Sleep(100 * time.Millisecond)
 		if d := calls.N() - before; d != tc.wakes {

@@ -180,7 +180,7 @@ func TestLayoutTTL(t *testing.T) {
 		if ok, err := s.TrySetPermits(bg, 2); err != nil || !ok {
 			t.Fatalf("TrySetPermits = %v, %v", ok, err)
 		}
-		eventually(t, 2*time.Second, "key expired", func() bool { return raw.Exists(bg, name).Val() == 0 })
+		redistest.Eventually(t, 2*time.Second, "key expired", func() bool { return raw.Exists(bg, name).Val() == 0 })
 		if n, err := s.AvailablePermits(bg); err != nil || n != 0 {
 			t.Fatalf("AvailablePermits after expiry = %d, %v; want 0", n, err)
 		}

@@ -27,18 +27,6 @@ func newClient(t testing.TB, opts *relock.Options) *relock.Client {
 // channelOf is the channel of semaphore name (a name without a hash tag).
 func channelOf(name string) string { return "redisson_sc:{" + name + "}" }
 
-// eventually polls cond every 5ms until it holds or limit passes.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // subscribers counts the subscriptions to channel on the server behind
 // raw.
 func subscribers(raw *redis.Client, channel string) int64 {
@@ -48,7 +36,7 @@ func subscribers(raw *redis.Client, channel string) int64 {
 // waitSubscribed waits until n subscriptions to channel exist.
 func waitSubscribed(t testing.TB, raw *redis.Client, channel string, n int64) {
 	t.Helper()
-	eventually(t, 5*time.Second, "waiters subscribed", func() bool { return subscribers(raw, channel) == n })
+	redistest.Eventually(t, 5*time.Second, "waiters subscribed", func() bool { return subscribers(raw, channel) == n })
 }
 
 // A listener is a raw subscriber to a semaphore's channel, as Redisson's

@@ -22,7 +22,7 @@ func replicated(t *testing.T) (master, replica *redistest.Server) {
 	replica = redistest.Start(t, "--replicaof", "127.0.0.1", port)
 	raw := master.Client(t)
 	bg := context.Background()
-	eventually(t, 10*time.Second, "replica in sync", func() bool {
+	redistest.Eventually(t, 10*time.Second, "replica in sync", func() bool {
 		return raw.Set(bg, "replicated", "1", 0).Err() == nil && raw.Do(bg, "WAIT", 1, 100).Val() == int64(1)
 	})
 	raw.Del(bg, "replicated")

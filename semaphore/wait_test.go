@@ -176,7 +176,7 @@ func TestCancelLeavesNothing(t *testing.T) {
 			if v := raw.Get(bg, name).Val(); v != tc.want {
 				t.Fatalf("count after the cancelled wait = %q, want %q", v, tc.want)
 			}
-			eventually(t, redistest.Linger+2*time.Second, "subscription dropped", func() bool {
+			redistest.Eventually(t, redistest.Linger+2*time.Second, "subscription dropped", func() bool {
 				return subscribers(raw, channelOf(name)) == 0
 			})
 			raw.Del(bg, name)

@@ -164,7 +164,7 @@ func TestWaitEnds(t *testing.T) {
 			_, err := mu.Lock(ctx)
 			got <- err
 		}()
-		eventually(t, 5*time.Second, "waiter's first attempt", func() bool { return calls.N() >= 1 })
+		redistest.Eventually(t, 5*time.Second, "waiter's first attempt", func() bool { return calls.N() >= 1 })
 		time.Sleep(50 * time.Millisecond) // into its sleep
 		ended := time.Now()
 		tc.end(cancel, rc)

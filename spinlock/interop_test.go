@@ -122,7 +122,7 @@ func TestRedissonRLock(t *testing.T) {
 		t.Fatalf("TryLock under Redisson's hold = %v, want ErrNotAcquired", err)
 	}
 	got := take(mu)
-	eventually(t, 5*time.Second, "spin waiter polling", func() bool { return calls.N() >= 3 })
+	redistest.Eventually(t, 5*time.Second, "spin waiter polling", func() bool { return calls.N() >= 3 })
 	released := time.Now()
 	r.unlock(t)
 	held := await(t, got, "spin waiter after Redisson's release")
@@ -165,7 +165,7 @@ func TestReentrantWaiterNotWoken(t *testing.T) {
 	waiter := reentrant.New(newClient(t, nil), name, nil)
 	got := take(waiter)
 	registry := "relock_lock_waiters:{" + name + "}"
-	eventually(t, 5*time.Second, "reentrant waiter registered", func() bool { return raw.ZCard(bg, registry).Val() == 1 })
+	redistest.Eventually(t, 5*time.Second, "reentrant waiter registered", func() bool { return raw.ZCard(bg, registry).Val() == 1 })
 	// The waiter sleeps until the lock's expiry as its last attempt saw
 	// it: no earlier than now plus the PTTL read from now on.
 	now := time.Now()
@@ -206,7 +206,7 @@ func TestSpinWaiterBehindReentrant(t *testing.T) {
 	calls := &redistest.ScriptCounter{}
 	mu := spinlock.New(srv.Counted(t, calls), name, nil)
 	got := take(mu)
-	eventually(t, 5*time.Second, "spin waiter polling", func() bool { return calls.N() >= 2 })
+	redistest.Eventually(t, 5*time.Second, "spin waiter polling", func() bool { return calls.N() >= 2 })
 	released := time.Now()
 	if err := holder.Unlock(hctx); err != nil {
 		t.Fatal(err)

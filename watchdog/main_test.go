@@ -114,19 +114,6 @@ func (l *losses) await(t *testing.T, d time.Duration) loss {
 	return l.calls[0]
 }
 
-// eventually polls cond every 10 ms until it holds, failing the test if it
-// does not within d.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // A pipe is one pipeline the client ran.
 type pipe struct {
 	start time.Time
@@ -232,7 +219,7 @@ func commandCalls(t *testing.T, rdb *redis.Client, cmd string) int64 {
 func awaitRenewal(t *testing.T, rdb redis.Cmdable, name string) {
 	t.Helper()
 	prev := pttl(t, rdb, name)
-	eventually(t, wait, "a renewal of "+name, func() bool {
+	redistest.Eventually(t, wait, "a renewal of "+name, func() bool {
 		d := pttl(t, rdb, name)
 		up := d > prev
 		prev = d

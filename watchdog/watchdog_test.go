@@ -159,7 +159,7 @@ func TestLeaseStop(t *testing.T) {
 	if w.Len() != 1 {
 		t.Fatalf("Len() = %d after stopping one of two leases, want 1", w.Len())
 	}
-	eventually(t, lease+wait, "the stopped lock expires", func() bool { return pttl(t, rdb, a) == -2 })
+	redistest.Eventually(t, lease+wait, "the stopped lock expires", func() bool { return pttl(t, rdb, a) == -2 })
 	if d := time.Since(stopped); d < lease/3 {
 		t.Fatalf("the stopped lock expired %v after Stop: it was not holding its last renewal", d)
 	}
@@ -233,7 +233,7 @@ func TestUnreachable(t *testing.T) {
 			if _, err := w.Watch(renewal(name, field, lease), sent, l.lost); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, wait, "a renewal succeeds", func() bool { return c.lastSuccess().After(sent) })
+			redistest.Eventually(t, wait, "a renewal succeeds", func() bool { return c.lastSuccess().After(sent) })
 			if n := l.count(); n != 0 {
 				t.Fatalf("lost called %d times while Redis answered", n)
 			}
@@ -314,7 +314,7 @@ func TestBatching(t *testing.T) {
 	}
 	// Measure from the end of the first round on, past the connection's
 	// set-up commands (HELLO, CLIENT SETNAME).
-	eventually(t, wait, "a first round", func() bool {
+	redistest.Eventually(t, wait, "a first round", func() bool {
 		_, pipes := c.snapshot()
 		return len(pipes) > 0 && pipes[len(pipes)-1].names["evalsha"] > 0
 	})
@@ -411,15 +411,15 @@ func TestNoScript(t *testing.T) {
 	if _, err := w.Watch(renewal(name, field, lease), sent, l.lost); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, "a renewal succeeds", func() bool { return c.lastSuccess().After(sent) })
+	redistest.Eventually(t, wait, "a renewal succeeds", func() bool { return c.lastSuccess().After(sent) })
 	ctx := context.Background()
 	if err := admin.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
 	flushed := time.Now()
 	evals := commandCalls(t, admin, "eval")
-	eventually(t, wait, "a renewal falls back to EVAL", func() bool { return commandCalls(t, admin, "eval") > evals })
-	eventually(t, wait, "a renewal succeeds after the flush", func() bool { return c.lastSuccess().After(flushed) })
+	redistest.Eventually(t, wait, "a renewal falls back to EVAL", func() bool { return commandCalls(t, admin, "eval") > evals })
+	redistest.Eventually(t, wait, "a renewal succeeds after the flush", func() bool { return c.lastSuccess().After(flushed) })
 	if ok, err := admin.ScriptExists(ctx, renewal("", "", 0).Script.Hash()).Result(); err != nil || !ok[0] {
 		t.Fatalf("SCRIPT EXISTS after the fallback = %v, %v; want the script cached again", ok, err)
 	}
@@ -489,7 +489,7 @@ func TestStop(t *testing.T) {
 	for _, le := range leases {
 		le.Stop()
 	}
-	eventually(t, lease+wait, "the locks expire without renewals", func() bool {
+	redistest.Eventually(t, lease+wait, "the locks expire without renewals", func() bool {
 		n, err := rdb.Exists(context.Background(), names...).Result()
 		return err == nil && n == 0
 	})

@@ -99,7 +99,7 @@ func TestReadersOnCluster(t *testing.T) {
 		}
 		wg.Wait()
 		node := c.Node(master).Client(t)
-		eventually(t, wait, "lock gone on "+master, func() bool {
+		redistest.Eventually(t, wait, "lock gone on "+master, func() bool {
 			return node.Exists(bg, name).Val() == 0 && len(node.Keys(bg, "{"+name+"}:*").Val()) == 0
 		})
 	}

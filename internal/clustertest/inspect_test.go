@@ -146,7 +146,7 @@ func TestInspectSentinel(t *testing.T) {
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	rdb := s.Client(t)
-	eventually(t, wait, "the waiter registered", func() bool {
+	redistest.Eventually(t, wait, "the waiter registered", func() bool {
 		return rdb.ZCard(bg, "relock_lock_waiters:{"+name+"}").Val() == 1
 	})
 

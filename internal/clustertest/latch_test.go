@@ -117,7 +117,7 @@ func latchWakes(t *testing.T, c *redistest.Cluster, rdb *redis.ClusterClient, cl
 	}
 	// Each client's subscription, plus the listener's.
 	want := int64(len(clients) + 1)
-	eventually(t, wait, "one subscription per client", func() bool {
+	redistest.Eventually(t, wait, "one subscription per client", func() bool {
 		if sharded {
 			return c.Node(chanMaster).Client(t).PubSubShardNumSub(bg, channel).Val()[channel] == want
 		}
@@ -223,7 +223,7 @@ func TestLatchSentinel(t *testing.T) {
 			a := latch.New(clients[i%2], name, nil)
 			go func() { done <- a.Await(bg) }()
 		}
-		eventually(t, wait, "one subscription per client on the master", func() bool {
+		redistest.Eventually(t, wait, "one subscription per client on the master", func() bool {
 			return node.PubSubNumSub(bg, channel).Val()[channel] == 2
 		})
 		time.Sleep(100 * time.Millisecond) // let the awaiters' reads after subscribing land

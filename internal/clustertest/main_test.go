@@ -70,19 +70,6 @@ func newClient(t testing.TB, rdb redis.UniversalClient, opts *relock.Options) *r
 	return redistest.Relock(t, rdb, opts)
 }
 
-// eventually polls cond every 10ms until it holds, failing t if it does
-// not within limit.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // healthy waits until the cluster has settled (three live masters, every
 // replica in sync), failing t otherwise.
 func healthy(t testing.TB, c *redistest.Cluster) {

@@ -80,7 +80,7 @@ func TestPermitsCluster(t *testing.T) {
 				t.Fatalf("permit %s not in %s on %s", p.ID(), zset, master)
 			}
 			acquired := permitWaiting(t, permits.New(waiter, name, nil))
-			eventually(t, wait, "waiter subscribed on "+master, func() bool {
+			redistest.Eventually(t, wait, "waiter subscribed on "+master, func() bool {
 				return node.PubSubShardNumSub(bg, channel).Val()[channel] == 1
 			})
 			for _, s := range c.Live() {
@@ -94,7 +94,7 @@ func TestPermitsCluster(t *testing.T) {
 				t.Fatal(err)
 			}
 			handoff(t, acquired, released)
-			eventually(t, wait, "the waiter's release", func() bool { return node.Get(bg, name).Val() == "1" })
+			redistest.Eventually(t, wait, "the waiter's release", func() bool { return node.Get(bg, name).Val() == "1" })
 			rdb.Del(bg, name, zset)
 		})
 	}
@@ -184,7 +184,7 @@ func TestPermitsSentinel(t *testing.T) {
 	}
 
 	acquired := permitWaiting(t, waiter)
-	eventually(t, wait, "waiter subscribed on the master", func() bool {
+	redistest.Eventually(t, wait, "waiter subscribed on the master", func() bool {
 		return node.PubSubNumSub(bg, channel).Val()[channel] == 1
 	})
 	time.Sleep(50 * time.Millisecond) // let the waiter's attempt after subscribing land
@@ -193,7 +193,7 @@ func TestPermitsSentinel(t *testing.T) {
 		t.Fatal(err)
 	}
 	handoff(t, acquired, released)
-	eventually(t, wait, "the waiter's release", func() bool { return node.Get(bg, name).Val() == "1" })
+	redistest.Eventually(t, wait, "the waiter's release", func() bool { return node.Get(bg, name).Val() == "1" })
 	if n := node.Exists(bg, zset).Val(); n != 0 {
 		t.Fatal("permits left held on the master")
 	}

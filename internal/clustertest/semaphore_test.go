@@ -58,7 +58,7 @@ func TestSemaphoreShardedWakeUp(t *testing.T) {
 			master := masterOf(t, rdb, name)
 			node := c.Node(master).Client(t)
 			acquired := semaphoreWaiting(t, semaphore.New(waiter, name, nil))
-			eventually(t, wait, "waiter subscribed on "+master, func() bool {
+			redistest.Eventually(t, wait, "waiter subscribed on "+master, func() bool {
 				return node.PubSubShardNumSub(bg, channel).Val()[channel] == 1
 			})
 			for _, s := range c.Live() {
@@ -75,7 +75,7 @@ func TestSemaphoreShardedWakeUp(t *testing.T) {
 			if v := node.Get(bg, name).Val(); v != "0" {
 				t.Fatalf("count on %s after the waiter acquired = %q, want 0", master, v)
 			}
-			eventually(t, wait, "subscription dropped", func() bool {
+			redistest.Eventually(t, wait, "subscription dropped", func() bool {
 				return node.PubSubShardNumSub(bg, channel).Val()[channel] == 0
 			})
 			rdb.Del(bg, name)
@@ -124,7 +124,7 @@ func TestSemaphoreSentinel(t *testing.T) {
 
 	channel := "redisson_sc:{" + name + "}"
 	acquired := semaphoreWaiting(t, waiter)
-	eventually(t, wait, "waiter subscribed on the master", func() bool {
+	redistest.Eventually(t, wait, "waiter subscribed on the master", func() bool {
 		return node.PubSubNumSub(bg, channel).Val()[channel] == 1
 	})
 	time.Sleep(50 * time.Millisecond) // let the waiter's attempt after subscribing land

@@ -61,7 +61,7 @@ func lockWaitWake(t *testing.T, s *redistest.Sentinel, holder, waiter *relock.Cl
 		t.Fatalf("lock on the master %s: %v, want one holder field", master, fields)
 	}
 	acquired, _ := waiting(t, reentrant.New(waiter, name, nil))
-	eventually(t, wait, "waiter subscribed on the master", func() bool {
+	redistest.Eventually(t, wait, "waiter subscribed on the master", func() bool {
 		return node.PubSubNumSub(ctx, channel).Val()[channel] == 1
 	})
 	time.Sleep(50 * time.Millisecond) // let the waiter's retry after subscribing land
@@ -70,7 +70,7 @@ func lockWaitWake(t *testing.T, s *redistest.Sentinel, holder, waiter *relock.Cl
 		t.Fatal(err)
 	}
 	handoff(t, acquired, released)
-	eventually(t, wait, "lock deleted after the waiter's unlock", func() bool { return node.Exists(ctx, name).Val() == 0 })
+	redistest.Eventually(t, wait, "lock deleted after the waiter's unlock", func() bool { return node.Exists(ctx, name).Val() == 0 })
 }
 
 // A window is what a failover did to a lock taken just before it.
@@ -149,7 +149,7 @@ func failoverWindow(t *testing.T, s *redistest.Sentinel, opts *relock.Options) w
 	if w.survived {
 		// A renewal reaches the promoted master: the lease grows back.
 		ttl := node.PTTL(ctx, name).Val()
-		eventually(t, settle, "holder's renewal on the promoted master", func() bool {
+		redistest.Eventually(t, settle, "holder's renewal on the promoted master", func() bool {
 			return node.PTTL(ctx, name).Val() > ttl || hctx.Err() != nil
 		})
 		if hctx.Err() != nil {

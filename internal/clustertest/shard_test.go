@@ -52,7 +52,7 @@ func TestShardedWakeUp(t *testing.T) {
 					t.Error(err)
 				}
 			}()
-			eventually(t, wait, "waiter subscribed on "+master, func() bool {
+			redistest.Eventually(t, wait, "waiter subscribed on "+master, func() bool {
 				return node.PubSubShardNumSub(bg, channel).Val()[channel] == 1
 			})
 			for _, s := range c.Live() {
@@ -76,7 +76,7 @@ func TestShardedWakeUp(t *testing.T) {
 			if handoff > 2*time.Second {
 				t.Fatalf("waiter acquired %v after the unlock: not woken by the sharded release message", handoff)
 			}
-			eventually(t, wait, "subscription dropped", func() bool {
+			redistest.Eventually(t, wait, "subscription dropped", func() bool {
 				return node.PubSubShardNumSub(bg, channel).Val()[channel] == 0
 			})
 		})

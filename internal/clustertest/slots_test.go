@@ -160,7 +160,7 @@ func TestKeysShareTheLockSlot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, wait, "waiter subscribed to "+channel, func() bool {
+		redistest.Eventually(t, wait, "waiter subscribed to "+channel, func() bool {
 			chans := node.PubSubShardChannels(bg, channel+"*").Val()
 			return len(chans) > 0
 		})

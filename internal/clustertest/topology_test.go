@@ -109,7 +109,7 @@ func TestWakeUpAfterSlotMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	acquired, _ := waiting(t, reentrant.New(newClient(t, c.Client(t), nil), name, nil))
-	eventually(t, wait, "waiter subscribed on "+from, func() bool { return shardSubs(c.Node(from).Client(t), channel) == 1 })
+	redistest.Eventually(t, wait, "waiter subscribed on "+from, func() bool { return shardSubs(c.Node(from).Client(t), channel) == 1 })
 
 	if err := c.MoveSlot(ctx, slot, to); err != nil {
 		t.Fatal(err)
@@ -157,10 +157,10 @@ func TestWakeUpAfterFailover(t *testing.T) {
 	if err := conn.ReadOnly(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, "lock replicated", func() bool { return conn.Exists(ctx, name).Val() == 1 })
+	redistest.Eventually(t, wait, "lock replicated", func() bool { return conn.Exists(ctx, name).Val() == 1 })
 
 	acquired, _ := waiting(t, reentrant.New(newClient(t, c.Client(t), nil), name, nil))
-	eventually(t, wait, "waiter subscribed on "+old, func() bool { return shardSubs(c.Node(old).Client(t), channel) == 1 })
+	redistest.Eventually(t, wait, "waiter subscribed on "+old, func() bool { return shardSubs(c.Node(old).Client(t), channel) == 1 })
 
 	node := c.Node(old)
 	if err := node.Pause(); err != nil {
@@ -195,7 +195,7 @@ func TestWakeUpAfterFailover(t *testing.T) {
 	// release, not the wake-up.
 	rrdb := c.Client(t)
 	releaser := reentrant.New(newClient(t, rrdb, nil), name, nil)
-	eventually(t, 2*wait, "releaser routes to "+promoted, func() bool {
+	redistest.Eventually(t, 2*wait, "releaser routes to "+promoted, func() bool {
 		rrdb.ReloadState(ctx)
 		return rrdb.Exists(ctx, name).Err() == nil && masterOf(t, rrdb, name) == promoted
 	})
@@ -268,7 +268,7 @@ func TestHoldAcrossMasterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	acquired, _ := waiting(t, reentrant.New(newClient(t, c.Client(t), nil), warm, nil))
-	eventually(t, wait, "warm-up waiter subscribed", func() bool {
+	redistest.Eventually(t, wait, "warm-up waiter subscribed", func() bool {
 		return shardSubs(c.Node(old).Client(t), "redisson_lock__channel:{"+warm+"}") == 1
 	})
 	if err := wmu.Unlock(wctx); err != nil {
@@ -277,7 +277,7 @@ func TestHoldAcrossMasterKill(t *testing.T) {
 	<-acquired
 	// The warm-up waiter unlocks at once; that must land before the kill,
 	// or its unlock may reach a replica its lock had not.
-	eventually(t, wait, "warm-up waiter's unlock", func() bool { return rdb.Exists(ctx, warm).Val() == 0 })
+	redistest.Eventually(t, wait, "warm-up waiter's unlock", func() bool { return rdb.Exists(ctx, warm).Val() == 0 })
 
 	replicas, err := c.Replicas(ctx, old)
 	if err != nil || len(replicas) != 1 {
@@ -288,7 +288,7 @@ func TestHoldAcrossMasterKill(t *testing.T) {
 	if err := conn.ReadOnly(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, wait, "locks replicated", func() bool {
+	redistest.Eventually(t, wait, "locks replicated", func() bool {
 		return conn.Exists(ctx, name).Val()+conn.Exists(ctx, stale).Val() == 2
 	})
 
@@ -322,7 +322,7 @@ func TestHoldAcrossMasterKill(t *testing.T) {
 	if ttl <= 0 {
 		t.Fatalf("lock missing on the promoted master (PTTL %v) although it was replicated", ttl)
 	}
-	eventually(t, 15*time.Second, "holder's renewal on the promoted master", func() bool {
+	redistest.Eventually(t, 15*time.Second, "holder's renewal on the promoted master", func() bool {
 		return node.PTTL(ctx, name).Val() > ttl || hctx.Err() != nil
 	})
 	t.Logf("holder's lease renewed on %s %v after the kill", promoted, time.Since(killed))
@@ -340,13 +340,13 @@ func TestHoldAcrossMasterKill(t *testing.T) {
 	// "connection refused" (UnlockBeforeTopologyReload). Make them
 	// learn it.
 	for _, c := range []*redis.ClusterClient{hrdb, wrdb} {
-		eventually(t, wait, "client routes to "+promoted, func() bool {
+		redistest.Eventually(t, wait, "client routes to "+promoted, func() bool {
 			c.ReloadState(ctx)
 			return masterOf(t, c, name) == promoted
 		})
 	}
 	acquired, _ = waiting(t, reentrant.New(waiterRC, name, nil))
-	eventually(t, wait, "waiter subscribed on "+promoted, func() bool { return shardSubs(node, channel) == 1 })
+	redistest.Eventually(t, wait, "waiter subscribed on "+promoted, func() bool { return shardSubs(node, channel) == 1 })
 	time.Sleep(50 * time.Millisecond) // let the waiter's retry after subscribing land
 	released := time.Now()
 	if err := mu.Unlock(hctx); err != nil {

@@ -33,7 +33,7 @@ func TestLostReplyRetried(t *testing.T) {
 		must(t, x.add("drop_replies", "timeout", "downstream", map[string]any{"timeout": 0}))
 		done := make(chan struct{})
 		go func() { defer close(done); f() }()
-		eventually(t, 5*time.Second, "script ran", ran)
+		redistest.Eventually(t, 5*time.Second, "script ran", ran)
 		time.Sleep(300 * time.Millisecond)
 		must(t, x.remove("drop_replies"))
 		<-done
@@ -63,7 +63,7 @@ func TestLostReplyRetried(t *testing.T) {
 			if !errors.Is(context.Cause(lctx), relock.ErrLockLost) {
 				t.Fatalf("miscounted hold: context cause %v, want ErrLockLost", context.Cause(lctx))
 			}
-			eventually(t, 3*lease, "phantom hold expired", func() bool { return raw.Exists(bg, name).Val() == 0 })
+			redistest.Eventually(t, 3*lease, "phantom hold expired", func() bool { return raw.Exists(bg, name).Val() == 0 })
 		}
 		_, _ = mu.ForceUnlock(bg)
 	})

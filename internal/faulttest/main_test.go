@@ -107,18 +107,6 @@ func requireReal(tb testing.TB) {
 	srv.RequireReal(tb)
 }
 
-// eventually polls cond every 5ms until it holds or limit passes.
-func eventually(tb testing.TB, limit time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // channelOf is the release channel of reentrant lock name.
 func channelOf(name string) string { return "redisson_lock__channel:{" + name + "}" }
 
@@ -134,7 +122,7 @@ func lockChannels(raw *redis.Client, name string) []string {
 // exist, as the server counts them.
 func waitSubscribed(tb testing.TB, raw *redis.Client, name string, n int64) {
 	tb.Helper()
-	eventually(tb, 5*time.Second, "waiter subscribed", func() bool {
+	redistest.Eventually(tb, 5*time.Second, "waiter subscribed", func() bool {
 		chans := lockChannels(raw, name)
 		if len(chans) == 0 {
 			return false

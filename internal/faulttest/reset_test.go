@@ -115,7 +115,7 @@ func TestResetMidWait(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				eventually(t, 5*time.Second, "subscription connection reset", func() bool {
+				redistest.Eventually(t, 5*time.Second, "subscription connection reset", func() bool {
 					return !strings.Contains(raw.ClientList(context.Background()).Val(), "id="+old+" ")
 				})
 				must(t, s.sub.Disarm("downstream"))

@@ -21,7 +21,7 @@ func semChannel(name string) string { return "redisson_sc:{" + name + "}" }
 func semSubscribed(tb testing.TB, raw *redis.Client, name string, n int64) {
 	tb.Helper()
 	ch := semChannel(name)
-	eventually(tb, 5*time.Second, "semaphore waiter subscribed", func() bool {
+	redistest.Eventually(tb, 5*time.Second, "semaphore waiter subscribed", func() bool {
 		return raw.PubSubNumSub(context.Background(), ch).Val()[ch] == n
 	})
 }
@@ -57,7 +57,7 @@ func TestSemaphoreResetMidWait(t *testing.T) {
 				}
 				must(t, s.sub.Reset("downstream"))
 				must(t, raw.Publish(context.Background(), semChannel(name), "0").Err())
-				eventually(t, 5*time.Second, "subscription connection reset", func() bool {
+				redistest.Eventually(t, 5*time.Second, "subscription connection reset", func() bool {
 					return !strings.Contains(raw.ClientList(context.Background()).Val(), "id="+old+" ")
 				})
 				must(t, s.sub.Disarm("downstream"))
@@ -161,7 +161,7 @@ func TestSemaphoreReleaseNotRetried(t *testing.T) {
 	must(t, x.add("drop_replies", "timeout", "downstream", map[string]any{"timeout": 0}))
 	done := make(chan error, 1)
 	go func() { done <- s.Release(bg, 1) }()
-	eventually(t, 5*time.Second, "release ran", func() bool { return raw.Get(bg, name).Val() == "2" })
+	redistest.Eventually(t, 5*time.Second, "release ran", func() bool { return raw.Get(bg, name).Val() == "2" })
 	time.Sleep(300 * time.Millisecond)
 	must(t, x.remove("drop_replies")) // closes the connection: the reply is lost
 	select {

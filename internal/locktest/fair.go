@@ -90,7 +90,7 @@ func WaitQueued(t testing.TB, raw redis.UniversalClient, name, id string, length
 	t.Helper()
 	queue := FairResidue(name)[0]
 	var q []string
-	eventually(t, 5*time.Second, "waiter of client "+id+" queued", func() bool {
+	redistest.Eventually(t, 5*time.Second, "waiter of client "+id+" queued", func() bool {
 		q = raw.LRange(context.Background(), queue, 0, -1).Val()
 		return len(q) == length && strings.HasPrefix(q[length-1], id+":")
 	})

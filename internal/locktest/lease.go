@@ -183,7 +183,7 @@ func fixedLease(t *testing.T, e *env) {
 		t.Fatalf("TTL = %v (%v), want within the %v lease", ttl, err, lease)
 	}
 	var freed time.Duration
-	eventually(t, 3*time.Second, "lock freed by its lease", func() bool {
+	redistest.Eventually(t, 3*time.Second, "lock freed by its lease", func() bool {
 		locked, err := mu.IsLocked(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -266,7 +266,7 @@ func handoffLeases(t *testing.T, e *env) {
 				if ttl <= 0 || ttl > short {
 					t.Fatalf("TTL %v after the hand-off, want within the waiter's %v lease", ttl, short)
 				}
-				eventually(t, 3*time.Second, "lock freed by the waiter's lease", func() bool {
+				redistest.Eventually(t, 3*time.Second, "lock freed by the waiter's lease", func() bool {
 					locked, err := waiter.IsLocked(bg)
 					return err == nil && !locked
 				})

@@ -330,18 +330,6 @@ func holdCount(t testing.TB, mu Lock, ctx context.Context) int {
 	return n
 }
 
-// eventually polls cond every 10ms until it holds or limit passes.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // channel is the release channel of lock name (Kind.Channel), or the
 // prefix of its waiters' channels.
 func (e *env) channel(name string) string {

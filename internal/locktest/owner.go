@@ -164,7 +164,7 @@ func forceUnlock(t *testing.T, e *env) {
 	if locked, err := mu.IsLocked(bg); err != nil || locked {
 		t.Fatalf("IsLocked after ForceUnlock = %v, %v", locked, err)
 	}
-	eventually(t, 3*time.Second, "holder told", func() bool { return ctx.Err() != nil })
+	redistest.Eventually(t, 3*time.Second, "holder told", func() bool { return ctx.Err() != nil })
 	if !errors.Is(context.Cause(ctx), relock.ErrLockLost) {
 		t.Fatalf("holder's cause %v, want ErrLockLost", context.Cause(ctx))
 	}

@@ -36,11 +36,11 @@ func (e *env) countedClient(t testing.TB, opts *relock.Options) (*relock.Client,
 func (e *env) awaitWaiting(t testing.TB, name string, subs int64, calls *redistest.ScriptCounter, from int64) {
 	t.Helper()
 	if e.k.Poll > 0 {
-		eventually(t, 5*time.Second, "waiter polling", func() bool { return calls.N() >= from+2 })
+		redistest.Eventually(t, 5*time.Second, "waiter polling", func() bool { return calls.N() >= from+2 })
 		return
 	}
 	raw := e.redis(t)
-	eventually(t, 5*time.Second, "waiter subscribed", func() bool { return e.subscribers(t, raw, name) >= subs })
+	redistest.Eventually(t, 5*time.Second, "waiter subscribed", func() bool { return e.subscribers(t, raw, name) >= subs })
 }
 
 // subscribeCalls sums the SUBSCRIBE and SSUBSCRIBE calls every server of
@@ -81,7 +81,7 @@ func pollsWithoutListening(t *testing.T, e *env) {
 	}()
 	e.awaitWaiting(t, name, 0, calls, 0)
 	polled := calls.N()
-	eventually(t, 5*time.Second, "waiter polling on", func() bool { return calls.N() >= polled+2 })
+	redistest.Eventually(t, 5*time.Second, "waiter polling on", func() bool { return calls.N() >= polled+2 })
 	released := time.Now()
 	unlockT(t, holder, hctx)
 	var got time.Time

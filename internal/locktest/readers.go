@@ -126,7 +126,7 @@ func writeUnlockWakesAllReaders(t *testing.T, e *env) {
 			_ = rw.RUnlock(ctx)
 		})
 	}
-	eventually(t, 5*time.Second, "readers subscribed", func() bool {
+	redistest.Eventually(t, 5*time.Second, "readers subscribed", func() bool {
 		return e.subscribers(t, raw, name) == int64(len(clients))
 	})
 	time.Sleep(50 * time.Millisecond) // let every reader's retry after subscribing land

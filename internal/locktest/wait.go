@@ -56,7 +56,7 @@ func tryLock(t *testing.T, e *env) {
 	}
 	e.assertOnlyHolder(t, holder, hctx)
 	// The channel lingers for a while after its last waiter, then goes.
-	eventually(t, redistest.Linger+2*time.Second, "the lock's channels unsubscribed", func() bool {
+	redistest.Eventually(t, redistest.Linger+2*time.Second, "the lock's channels unsubscribed", func() bool {
 		return e.subscribers(t, e.redis(t), holder.Name()) == 0
 	})
 
@@ -92,7 +92,7 @@ func lockCancelledMidWait(t *testing.T, e *env) {
 		t.Fatalf("Lock after cancel = %v, want ErrNotAcquired and context.Canceled", err)
 	}
 	e.assertOnlyHolder(t, holder, hctx)
-	eventually(t, 2*time.Second, "subscription dropped", func() bool { return e.subscribers(t, raw, name) == 0 })
+	redistest.Eventually(t, 2*time.Second, "subscription dropped", func() bool { return e.subscribers(t, raw, name) == 0 })
 
 	if _, err := mu.Lock(ctx); !errors.Is(err, relock.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Lock with a cancelled context = %v", err)
@@ -149,7 +149,7 @@ func wakeUpNotPolling(t *testing.T, e *env) {
 		}
 		_ = waiter.Unlock(ctx)
 	}()
-	eventually(t, 2*time.Second, "waiter subscribed", func() bool { return e.subscribers(t, raw, name) == 1 })
+	redistest.Eventually(t, 2*time.Second, "waiter subscribed", func() bool { return e.subscribers(t, raw, name) == 1 })
 	time.Sleep(50 * time.Millisecond) // let the waiter's retry after subscribing land
 	before := commandCalls(t, masters)
 	time.Sleep(200 * time.Millisecond)
@@ -211,9 +211,9 @@ func oneSubscriptionConnection(t *testing.T, e *env) {
 	}
 	if e.k.Poll > 0 {
 		// Two attempts a waiter, on average: they are past their first.
-		eventually(t, 5*time.Second, "waiters polling", func() bool { return calls.N() >= 2*waiters })
+		redistest.Eventually(t, 5*time.Second, "waiters polling", func() bool { return calls.N() >= 2*waiters })
 	} else {
-		eventually(t, 5*time.Second, "all waiters subscribed", func() bool {
+		redistest.Eventually(t, 5*time.Second, "all waiters subscribed", func() bool {
 			var n int64
 			for _, name := range names {
 				n += e.subscribers(t, raw, name)
@@ -260,7 +260,7 @@ func oneSubscriptionConnection(t *testing.T, e *env) {
 		})
 	}
 	wg.Wait()
-	eventually(t, 5*time.Second, "no channel subscribed", func() bool { return e.channels(t) == 0 })
+	redistest.Eventually(t, 5*time.Second, "no channel subscribed", func() bool { return e.channels(t) == 0 })
 	for _, n := range names {
 		e.assertNoResidue(t, n)
 	}
