@@ -39,7 +39,7 @@ func run() int {
 	out := flag.String("out", "results", "directory for results.md, results.json and results.svg")
 	quick := flag.Bool("quick", false, "smoke run: tiny sizes, seconds (for CI)")
 	only := flag.String("only", "", "comma-separated substrings: run only the kinds whose name contains one")
-	scen := flag.String("scenarios", "abcdeslr", "scenarios to run: a uncontended, b contended (and f FIFO), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), r uncontended with one replica (not with -redis)")
+	scen := flag.String("scenarios", "abxcdeslr", "scenarios to run: a uncontended, b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), r uncontended with one replica (not with -redis)")
 	render := flag.String("render", "", "write results.md and results.svg again from this results.json, measuring nothing")
 	flag.Parse()
 	if *render != "" {
@@ -101,6 +101,15 @@ func run() int {
 		per += len(contendedCells(cfg))
 	}
 	e.steps = per * len(ks)
+	var layoutKs []kind
+	if has('x') {
+		for _, k := range layoutKinds() {
+			if selected(k.ID) {
+				layoutKs = append(layoutKs, k)
+			}
+		}
+		e.steps += len(layoutCells(cfg)) * len(layoutKs)
+	}
 	if has('r') {
 		e.steps += len(replicaRows(ks))
 	}
@@ -149,6 +158,15 @@ func run() int {
 				e.progress("contended    %-20s %-5s cs=%3dus %7.0f acq/s  max wait %8.1fms  handoff p50 %5.1f PINGs  cmds/acq %5.1f  Redis CPU/acq %5.1fus  inversions %d (%.1f%%)  warm-up %.2fs%s%s",
 					k.ID, shapeLabel(c.W, c.Clients), res.CriticalUs, res.PerSec, res.MaxWaitUs/1e3, res.HandoffP50Pings, res.CmdsPerAcq, res.RedisCPUPerAcq, res.Inversions, res.InvPct, res.WarmUpSeconds, res.faults(), errSuffix(err))
 			}
+		}
+	}
+	for _, c := range layoutCells(cfg) {
+		for _, k := range layoutKs {
+			res, err := e.runCell(k, c)
+			res.Err = errText(err)
+			r.Layout = append(r.Layout, res)
+			e.progress("hand-off     %-20s W=%-3d %7.0f acq/s  cmds/acq %5.1f (incl. in Lua %5.1f)  Redis CPU/acq %5.1fus  inversions %d%s%s",
+				k.ID, c.W, res.PerSec, res.CmdsPerAcq, res.AllCmdsPerAcq, res.RedisCPUPerAcq, res.Inversions, res.faults(), errSuffix(err))
 		}
 	}
 	if has('c') {

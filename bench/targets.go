@@ -80,6 +80,9 @@ func (r *report) targets() []target {
 				t.Measured = fmt.Sprintf("%s %s vs leanest peer %s %s (%.2f×)",
 					strings.TrimPrefix(g.id, "relock "), cpuUs(c.RedisCPUPerAcq), lean.Kind, cpuUs(lean.RedisCPUPerAcq), c.RedisCPUPerAcq/lean.RedisCPUPerAcq)
 				t.Met = c.Acquisitions > 0 && c.RedisCPUPerAcq <= g.factor*lean.RedisCPUPerAcq
+				if g.factor == 1 {
+					t.Measured += r.references(w, lean)
+				}
 			}
 			out = append(out, t)
 		}
@@ -117,6 +120,21 @@ func (r *report) targets() []target {
 			semCells, func(c *cellResult) int { return c.Violations }))
 	}
 	return out
+}
+
+// references gives scenario (x)'s kinds' Redis CPU per acquisition at w
+// workers next to lean's, for a target's measured text: "" without them.
+func (r *report) references(w int, lean *cellResult) string {
+	var parts []string
+	for _, c := range r.Layout {
+		if c.Workers == w && c.Err == "" && c.Acquisitions > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s (%.2f×)", c.Kind, cpuUs(c.RedisCPUPerAcq), c.RedisCPUPerAcq/lean.RedisCPUPerAcq))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, ", ")
 }
 
 // noneTarget checks that none of cells has any of what, which value
