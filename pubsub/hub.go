@@ -17,9 +17,10 @@
 // block the hub. A waiter that leaves holding an unconsumed wake-up passes
 // it on, so a wake-one is not lost to a waiter that gave up. relock adds
 // one form of its own, on channels only relock clients listen on: a
-// payload "<tag>:<note>" wakes only the waiter that joined with that tag
-// and hands it the note (a fair lock's direct grant); it wakes nobody
-// when no such waiter is there. Synchronizers' channels follow their own
+// payload "<tag>:<note>" hands the note to the waiter that joined first
+// with that tag (a fair lock's direct grant) and wakes the others with it,
+// if any (calls of the same owner), to try; it wakes nobody when no
+// waiter has the tag. Synchronizers' channels follow their own
 // conventions (see Wake): on a semaphore's, a count wakes that many
 // waiters; on a count-down latch's, every message wakes every waiter.
 //
@@ -346,16 +347,24 @@ func indexOf(subs []*Subscription, s *Subscription) int {
 	return -1
 }
 
-// notifyLocked hands note to the first waiter tagged tag, if any.
+// notifyLocked hands note to the first waiter tagged tag, if any, and
+// wakes the others tagged tag without it. Waiters share a tag when they
+// are calls of one owner: when one takes a grant, the others re-enter the
+// lock their owner now holds (the lock types' attempts sort out which
+// call took the grant), where they would otherwise sleep until their
+// timers.
 func (ch *channel) notifyLocked(tag, note string) {
+	handed := false
 	for _, s := range ch.waiters {
-		if s.tag == tag {
-			s.note = note
-			select {
-			case s.c <- struct{}{}:
-			default:
-			}
-			return
+		if s.tag != tag {
+			continue
+		}
+		if !handed {
+			s.note, handed = note, true
+		}
+		select {
+		case s.c <- struct{}{}:
+		default:
 		}
 	}
 }

@@ -62,16 +62,18 @@ func TestLingerBound(t *testing.T) {
 	}
 }
 
-// A message "<tag>:<note>" wakes only the waiter with that tag and hands
-// it the note; one for a tag nobody has wakes nobody.
+// A message "<tag>:<note>" hands the note to the first waiter with that
+// tag and wakes the others with it (calls of one owner) without the note;
+// waiters with other tags sleep on, and a message for a tag nobody has
+// wakes nobody.
 func TestTagged(t *testing.T) {
 	h, _ := newHub(t, srv)
 	rdb := srv.Client(t)
 	ch := redistest.Key(t)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	subs := make([]*pubsub.Subscription, 3)
-	for i, tag := range []string{"7", "8", "9"} {
+	subs := make([]*pubsub.Subscription, 4)
+	for i, tag := range []string{"7", "8", "9", "8"} {
 		s, err := h.Join(ctx, ch, tag)
 		if err != nil {
 			t.Fatal(err)
@@ -86,6 +88,10 @@ func TestTagged(t *testing.T) {
 	}
 	if n := subs[1].Note(); n != "" {
 		t.Fatalf("second Note = %q, want it taken", n)
+	}
+	woken(t, subs[3], "second waiter with the tag")
+	if n := subs[3].Note(); n != "" {
+		t.Fatalf("second waiter with the tag: Note = %q, want none (the first has it)", n)
 	}
 	publish(t, rdb, ch, "5:1")
 	barrier := redistest.Key(t)

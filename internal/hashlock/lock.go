@@ -276,7 +276,10 @@ func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
 	switch {
 	case a.bound == 0 || !listening:
 		mode = Try
-	case a.queued && !l.C.Holding(a.key):
+	case a.queued && l.Ops.Grants && !l.C.Holding(a.key):
+		// Only where releases hand the lock over: a type without
+		// grants counts every hold it finds its owner's, so a hold
+		// another call of the owner took meanwhile is not a grant.
 		mode = Queued
 	}
 	opctx, cancel := l.C.OpContext(a.ctx)

@@ -83,6 +83,7 @@ type test struct {
 // shared is the suite every lock type passes.
 var shared = []test{
 	{"ReentrancyFollowsContext", reentrancyFollowsContext},
+	{"SameOwnerWaiters", sameOwnerWaiters},
 	{"UnlockByNonOwner", unlockByNonOwner},
 	{"UnlockCancelledContext", unlockCancelledContext},
 	{"ContextCancelledByUnlock", contextCancelledByUnlock},

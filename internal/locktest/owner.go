@@ -184,3 +184,68 @@ func forceUnlock(t *testing.T, e *env) {
 		t.Fatalf("local holder's cause right after ForceUnlock = %v, want ErrLockLost", context.Cause(ctx))
 	}
 }
+
+// sameOwnerWaiters: two calls of one owner wait for a lock another
+// client holds. Once it is released, both hold it (the second re-enters
+// the hold the first took) promptly, not at their timers (the lease is
+// 30s); a non-reentrant kind refuses the second call instead. One Unlock
+// each then frees the lock, leaving nothing behind.
+func sameOwnerWaiters(t *testing.T, e *env) {
+	bg := context.Background()
+	name := redistest.Key(t)
+	holder := e.k.New(e.client(t, nil), name, 0)
+	hctx := lockT(t, holder, bg)
+	mu := e.k.New(e.client(t, nil), name, 0)
+	owner := relock.WithNewOwner(bg)
+	type result struct {
+		ctx context.Context
+		err error
+	}
+	results := make(chan result, 2)
+	for range 2 {
+		go func() {
+			ctx, err := mu.Lock(owner)
+			results <- result{ctx, err}
+		}()
+	}
+	// Both wait: neither can return while the holder holds.
+	select {
+	case r := <-results:
+		t.Fatalf("Lock returned while another client held the lock: %v", r.err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	unlockT(t, holder, hctx)
+	released := time.Now()
+	var held []context.Context
+	for range 2 {
+		select {
+		case r := <-results:
+			switch {
+			case r.err == nil:
+				held = append(held, r.ctx)
+			case e.k.Reentry == nil || !errors.Is(r.err, e.k.Reentry):
+				t.Fatalf("Lock = %v", r.err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("a call of the owner still waited 5s after the release (%d returned)", len(held))
+		}
+	}
+	t.Logf("both calls returned %v after the release", time.Since(released))
+	want := 2
+	if e.k.Reentry != nil {
+		want = 1
+	}
+	if len(held) != want {
+		t.Fatalf("%d calls hold the lock, want %d", len(held), want)
+	}
+	if n := holdCount(t, mu, held[0]); n != want {
+		t.Fatalf("hold count %d, want %d", n, want)
+	}
+	for _, ctx := range held {
+		unlockT(t, mu, ctx)
+	}
+	if locked, err := holder.IsLocked(bg); err != nil || locked {
+		t.Fatalf("IsLocked after both Unlocks = %v, %v; want false", locked, err)
+	}
+	e.assertNoResidue(t, name)
+}
