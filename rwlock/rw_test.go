@@ -91,3 +91,39 @@ func TestLayout(t *testing.T) {
 		t.Fatal("lock hash left after the last Unlock")
 	}
 }
+
+// TestForceUnlockTimeoutKeys: ForceUnlock of a lock its writer holds
+// twice and has downgraded twice deletes the hash and the two read holds'
+// timeout keys, and no key for the write holds, which have none.
+func TestForceUnlockTimeoutKeys(t *testing.T) {
+	srv.RequireReal(t) // INFO commandstats
+	bg := context.Background()
+	raw := srv.Client(t)
+	name := redistest.Key(t)
+	rc := newClient(t, nil)
+	rw := rwlock.New(rc, name, nil)
+	w := must(t)(rw.Lock(relock.WithNewOwner(bg)))
+	w = must(t)(rw.Lock(w))
+	r := must(t)(rw.RLock(w))
+	must(t)(rw.RLock(r))
+	reader := ""
+	for f := range raw.HGetAll(bg, name).Val() {
+		if f != "mode" && !strings.HasSuffix(f, ":write") {
+			reader = f
+		}
+	}
+	timeouts := []string{"{" + name + "}:" + reader + ":rwlock_timeout:1", "{" + name + "}:" + reader + ":rwlock_timeout:2"}
+	if n := raw.Exists(bg, timeouts...).Val(); reader == "" || n != 2 {
+		t.Fatalf("reader field %q, %d of its timeout keys exist; want 2", reader, n)
+	}
+	before := redistest.CommandCalls(t, raw)["del"]
+	if ok, err := rw.ForceUnlock(bg); err != nil || !ok {
+		t.Fatalf("ForceUnlock = %v, %v; want true", ok, err)
+	}
+	if n := raw.Exists(bg, append(timeouts, name)...).Val(); n != 0 {
+		t.Fatalf("%d of the hash and its timeout keys left", n)
+	}
+	if dels := redistest.CommandCalls(t, raw)["del"] - before; dels != 3 {
+		t.Fatalf("ForceUnlock ran DEL %d times, want 3 (two timeout keys and the hash)", dels)
+	}
+}

@@ -9,7 +9,7 @@
 -- ARGV[2]  publish command: PUBLISH, or SPUBLISH for sharded pub/sub
 --
 -- The read holds' timeout keys go with the hash, rather than waiting out
--- their leases.
+-- their leases. Writer fields ("...:write") have no timeout keys.
 --
 -- Reply: 1 when the lock was deleted (and "1" published), else 0.
 local mode = redis.call('hget', KEYS[1], 'mode')
@@ -18,7 +18,7 @@ if not mode or (ARGV[1] ~= '' and mode ~= ARGV[1]) then
 end
 for _, f in ipairs(redis.call('hkeys', KEYS[1])) do
 	local n = tonumber(redis.call('hget', KEYS[1], f))
-	if n then
+	if n and string.sub(f, -6) ~= ':write' then
 		for i = 1, n do
 			redis.call('del', KEYS[3] .. ':' .. f .. ':rwlock_timeout:' .. i)
 		end
