@@ -1,8 +1,9 @@
 // Command bench measures relock's locks against the Go peers a user would
 // pick instead (redsync, redislock, rueidislock), each in its default and
 // one tuned configuration, on one real redis-server in one run: the
-// uncontended round-trip cost, throughput and fairness under contention,
-// many locks, lease renewal of many held locks, many waiting goroutines,
+// uncontended round-trip cost, throughput and fairness under contention
+// (beside two reference FIFO hand-offs that are not libraries, to show
+// what a hand-off and Redisson's layout cost Redis), many locks, lease renewal of many held locks, many waiting goroutines,
 // and what relock's replica sync adds to the uncontended cost with one
 // replica attached; and relock's semaphore under contention and its
 // latch's wake-up of many waiters, which the peers have no equal of. It
