@@ -21,8 +21,9 @@
 // with that tag (a fair lock's direct grant) and wakes the others with it,
 // if any (calls of the same owner), to try; it wakes nobody when no
 // waiter has the tag. Synchronizers' channels follow their own
-// conventions (see Wake): on a semaphore's, a count wakes that many
-// waiters; on a count-down latch's, every message wakes every waiter.
+// conventions (see Wake): on a semaphore's, a count of available permits
+// wakes the waiters whose wants it covers; on a count-down latch's, every
+// message wakes every waiter.
 //
 // With SetLinger, a channel stays subscribed for a while after its last
 // waiter leaves, so a lock contended again soon costs no SUBSCRIBE,
@@ -115,6 +116,9 @@ type Subscription struct {
 	ch  *channel
 	c   chan struct{}
 	tag string
+	// want is the permits a waiter on a semaphore's channel (WakeCount)
+	// wants: its tag, when that is a decimal above 1, else 1.
+	want int64
 	// note is the note of the last tagged message for this waiter not
 	// yet taken by Note. Guarded by Hub.mu.
 	note string
@@ -249,7 +253,10 @@ func (h *Hub) addLocked(ch *channel, tag string) *Subscription {
 			h.idle = slices.Delete(h.idle, i, i+1)
 		}
 	}
-	s := &Subscription{h: h, ch: ch, c: make(chan struct{}, 1), tag: tag}
+	s := &Subscription{h: h, ch: ch, c: make(chan struct{}, 1), tag: tag, want: 1}
+	if n, err := strconv.ParseInt(tag, 10, 64); err == nil && n > 1 && ch.wake == WakeCount {
+		s.want = n
+	}
 	ch.waiters = append(ch.waiters, s)
 	return s
 }
@@ -378,8 +385,11 @@ const (
 	// the waiter tagged tag, anything else every waiter.
 	WakeLock Wake = iota
 	// WakeCount is a semaphore channel's (Redisson's redisson_sc:): a
-	// decimal n, the permits now available, wakes min(n, waiters)
-	// waiters, so 0 wakes nobody; anything else wakes every waiter.
+	// decimal n, the permits now available, wakes the waiters whose
+	// wants fit in n together, least recently woken first, passing over
+	// those that want more than remain (a waiter's tag, when a decimal,
+	// is the permits it wants; 1 otherwise), so 0 wakes nobody; anything
+	// else wakes every waiter.
 	WakeCount
 	// WakeAll is a count-down latch channel's: every message wakes
 	// every waiter.
@@ -415,9 +425,7 @@ func (ch *channel) wakeLocked(payload string) {
 			ch.wakeAllLocked()
 			return
 		}
-		for range min(n, int64(len(ch.waiters))) {
-			ch.wakeOneLocked()
-		}
+		ch.wakeCountLocked(n)
 		return
 	case WakeAll:
 		ch.wakeAllLocked()
@@ -444,6 +452,28 @@ func (ch *channel) wakeOneLocked() {
 		default:
 		}
 	}
+}
+
+// wakeCountLocked wakes, least recently woken first, the waiters with no
+// pending signal whose wants fit in n permits together, passing over
+// those that want more than remain, and moves the woken to the back of
+// the line.
+func (ch *channel) wakeCountLocked(n int64) {
+	var woken []*Subscription
+	kept := ch.waiters[:0]
+	for _, s := range ch.waiters {
+		if s.want <= n {
+			select {
+			case s.c <- struct{}{}:
+				n -= s.want
+				woken = append(woken, s)
+				continue
+			default:
+			}
+		}
+		kept = append(kept, s)
+	}
+	ch.waiters = append(kept, woken...)
 }
 
 func (ch *channel) wakeAllLocked() {

@@ -10,8 +10,9 @@ import (
 
 // An attempt is one Acquire or TryAcquire call, as the wait loop
 // (internal/wait) sees it. Its waiter listens on the semaphore's channel,
-// where every increase of the count is published and wakes that many
-// waiters of each client (pubsub.WakeCount).
+// where every increase of the count is published and wakes the waiters
+// of each client that the count covers (pubsub.WakeCount), each counting
+// the permits it wants (its tag).
 type attempt struct {
 	s   *Semaphore
 	ctx context.Context

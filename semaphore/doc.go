@@ -6,8 +6,10 @@
 // once when at least n are available (GET, then DECRBY); Release adds n
 // (INCRBY, creating the key if needed) and publishes the new count on
 // "redisson_sc:{<name>}" ("redisson_sc:<name>" when the name carries its
-// own hash tag). A client that hears count c wakes at most c of its
-// waiters, so a count of 0 wakes nobody. TrySetPermits sets the count
+// own hash tag). A client that hears count c wakes those of its waiters
+// whose wants c covers together, the least recently woken first (a
+// waiter for n permits counts n, and one that wants more than is left is
+// passed over), so a count of 0 wakes nobody. TrySetPermits sets the count
 // only when there is none (optionally with a TTL, Options.TTL) and
 // publishes it; AddPermits changes it by a delta and publishes the
 // result; DrainPermits sets it to 0 and publishes nothing. Redisson's
@@ -36,10 +38,10 @@
 //     acquired what it returns. Package permits (Redisson's
 //     RPermitExpirableSemaphore) gives each permit an id and a lease
 //     instead, so that a dead holder's permits come back.
-//   - A wake-up is a count, not a grant. When one client has waiters
-//     wanting different numbers of permits, the waiters a count wakes
-//     may all want more than it offers while a smaller request that
-//     would fit sleeps on until the next release or added count.
+//   - A wake-up is a count, not a grant. The permits a count woke a
+//     waiter for may go first to another client's waiter (every client
+//     hears the count) or to a newcomer; the waiter then sleeps until
+//     the next release or added count.
 //
 // Release, AddPermits, TrySetPermits and DrainPermits are never sent
 // again once they may have run: when a reply is lost to a connection

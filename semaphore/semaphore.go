@@ -102,7 +102,9 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 	}
 	defer end()
 	a := &attempt{s: s, ctx: ctx, n: n}
-	err = wait.Acquire(ctx, wait.Spec{Hub: s.c.Hub, Channel: s.channel, Acquirer: a, Wait: bound,
+	// The tag tells the hub how many permits the waiter wants, so that a
+	// count too small for it wakes waiters it is enough for instead.
+	err = wait.Acquire(ctx, wait.Spec{Hub: s.c.Hub, Channel: s.channel, Tag: strconv.FormatInt(n, 10), Acquirer: a, Wait: bound,
 		Done: s.c.StartAcquire(ctx, "semaphore", s.name)})
 	if err != nil {
 		return s.errorf(op, err)
@@ -110,8 +112,8 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 	return nil
 }
 
-// Release returns n permits, which must be positive, and wakes up to n
-// waiters on each client. It does not check that the caller acquired
+// Release returns n permits, which must be positive, and wakes the
+// waiters on each client that the new count covers. It does not check that the caller acquired
 // them: releasing more than were taken adds permits. Release uses its own
 // short timeout, not ctx's cancellation, so it works with a context that
 // is already done.
@@ -144,8 +146,8 @@ func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
 	return core.Eval(ctx, s.c.Scripts, scripts.SemaphoreRelease, s.keys, n, s.c.PublishArg)
 }
 
-// TrySetPermits sets the available permits to n, and wakes up to n
-// waiters on each client, if the semaphore has no count yet (its key is
+// TrySetPermits sets the available permits to n, and wakes the waiters
+// on each client that n covers, if the semaphore has no count yet (its key is
 // absent); with Options.TTL the key expires TTL later. It reports whether
 // it set the count. n may be zero or negative (releases must then come
 // before any acquire succeeds), as in Redisson.
@@ -163,8 +165,8 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 }
 
 // AddPermits changes the available permits by delta, which may be
-// negative, creating the count at delta when there is none, and wakes up
-// to the new count of waiters on each client. As Redisson's addPermits
+// negative, creating the count at delta when there is none, and wakes
+// the waiters on each client that the new count covers. As Redisson's addPermits
 // does, it leaves the key without a TTL. Like Release, it is never
 // retried.
 func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {

@@ -149,6 +149,42 @@ func TestReleaseWakesByCount(t *testing.T) {
 	raw.Del(bg, name)
 }
 
+// TestWakeByWants: one client's waiters for 3 and for 1 permit, the
+// first waiting longer; a release of 1 wakes the waiter it is enough for,
+// not the one that wants 3, which waits on until 3 are available.
+func TestWakeByWants(t *testing.T) {
+	bg := context.Background()
+	name := redistest.Key(t)
+	s := semaphore.New(newClient(t, nil), name, nil)
+	if ok, err := s.TrySetPermits(bg, 0); err != nil || !ok {
+		t.Fatalf("TrySetPermits(0) = %v, %v", ok, err)
+	}
+	raw := srv.Client(t)
+	big := acquiring(bg, s, 3)
+	waitSubscribed(t, raw, channelOf(name), 1)
+	quiet(t, big, 100*time.Millisecond, "Acquire(3) of none")
+	small := acquiring(bg, s, 1)
+	quiet(t, small, 200*time.Millisecond, "Acquire(1) of none")
+
+	other := semaphore.New(newClient(t, nil), name, nil)
+	if err := other.Release(bg, 1); err != nil {
+		t.Fatal(err)
+	}
+	if r := within(t, small, 5*time.Second, "Acquire(1) after Release(1)"); r.err != nil {
+		t.Fatal(r.err)
+	}
+	quiet(t, big, 200*time.Millisecond, "Acquire(3) with 1 released")
+	if err := other.Release(bg, 3); err != nil {
+		t.Fatal(err)
+	}
+	if r := within(t, big, 5*time.Second, "Acquire(3) after Release(3)"); r.err != nil {
+		t.Fatal(r.err)
+	}
+	if n, err := s.AvailablePermits(bg); err != nil || n != 0 {
+		t.Fatalf("AvailablePermits = %d, %v; want 0", n, err)
+	}
+}
+
 // TestCancelLeavesNothing: an Acquire whose context ends returns an error
 // matching ErrNotAcquired and ctx.Err(), leaves the count as it was (an
 // absent key absent), and its subscription goes.
