@@ -254,8 +254,10 @@ func (h *Hub) addLocked(ch *channel, tag string) *Subscription {
 		}
 	}
 	s := &Subscription{h: h, ch: ch, c: make(chan struct{}, 1), tag: tag, want: 1}
-	if n, err := strconv.ParseInt(tag, 10, 64); err == nil && n > 1 && ch.wake == WakeCount {
-		s.want = n
+	if ch.wake == WakeCount {
+		if n, err := strconv.ParseInt(tag, 10, 64); err == nil && n > 1 {
+			s.want = n
+		}
 	}
 	ch.waiters = append(ch.waiters, s)
 	return s
