@@ -150,6 +150,23 @@ func run() int {
 			e.progress("uncontended  %-20s Lock+Unlock p50 %6.1fus  (%.2fx two PINGs; two empty scripts %.2fx)%s", k.ID, res.LockUnlock.P50, res.Ratio, res.FloorRatio, errSuffix(err))
 		}
 	}
+	// Scenario (x)'s cell of w workers, run right after (b)'s cells of
+	// the same shape when (b) runs too, so the rows compared ran close
+	// together in time.
+	layout := func(w int) {
+		for _, c := range layoutCells(cfg) {
+			if c.W != w {
+				continue
+			}
+			for _, k := range layoutKs {
+				res, err := e.runCell(k, c)
+				res.Err = errText(err)
+				r.Layout = append(r.Layout, res)
+				e.progress("hand-off     %-20s W=%-3d %7.0f acq/s  cmds/acq %5.1f (incl. in Lua %5.1f)  Redis CPU/acq %5.1fus  inversions %d%s%s",
+					k.ID, c.W, res.PerSec, res.CmdsPerAcq, res.AllCmdsPerAcq, res.RedisCPUPerAcq, res.Inversions, res.faults(), errSuffix(err))
+			}
+		}
+	}
 	if has('b') {
 		for _, c := range contendedCells(cfg) {
 			for _, k := range ks {
@@ -159,15 +176,13 @@ func run() int {
 				e.progress("contended    %-20s %-5s cs=%3dus %7.0f acq/s  max wait %8.1fms  handoff p50 %5.1f PINGs  cmds/acq %5.1f  Redis CPU/acq %5.1fus  inversions %d (%.1f%%)  warm-up %.2fs%s%s",
 					k.ID, shapeLabel(c.W, c.Clients), res.CriticalUs, res.PerSec, res.MaxWaitUs/1e3, res.HandoffP50Pings, res.CmdsPerAcq, res.RedisCPUPerAcq, res.Inversions, res.InvPct, res.WarmUpSeconds, res.faults(), errSuffix(err))
 			}
+			if c.CS == 0 && c.Clients == c.W {
+				layout(c.W)
+			}
 		}
-	}
-	for _, c := range layoutCells(cfg) {
-		for _, k := range layoutKs {
-			res, err := e.runCell(k, c)
-			res.Err = errText(err)
-			r.Layout = append(r.Layout, res)
-			e.progress("hand-off     %-20s W=%-3d %7.0f acq/s  cmds/acq %5.1f (incl. in Lua %5.1f)  Redis CPU/acq %5.1fus  inversions %d%s%s",
-				k.ID, c.W, res.PerSec, res.CmdsPerAcq, res.AllCmdsPerAcq, res.RedisCPUPerAcq, res.Inversions, res.faults(), errSuffix(err))
+	} else {
+		for _, w := range cfg.Workers {
+			layout(w)
 		}
 	}
 	if has('c') {
