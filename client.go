@@ -318,12 +318,27 @@ func (rc *Client) Close() error { return rc.c.Close() }
 // CloseTimeout bounds how long Close spends releasing held locks.
 const CloseTimeout = core.CloseTimeout
 
+// CleanupGrace is how long past its context's end a call may run to
+// finish what must not be left half done: an Unlock given a context that
+// is done already, a wait leaving a fair lock's queue, the undo of an
+// acquire whose reply was lost. What Redis has not confirmed by then goes
+// on in the background, for up to OpTimeout, and the lease bounds what
+// that cannot do. See the package doc's "Deadlines".
+const CleanupGrace = core.Grace
+
+// OpTimeout bounds each Redis round trip made for a context without a
+// deadline (but for one that can never end, such as context.Background,
+// whose round trips the go-redis client's own timeouts bound), and each
+// piece of clean-up relock goes on with in the background.
+const OpTimeout = core.OpTimeout
+
 // Shutdown ends the client: waiting Lock calls return ErrClosed at once,
 // the contexts of locks still held are cancelled with cause ErrClosed,
 // and then those locks are released in Redis, so that another process
 // waiting for one gets it now rather than when its lease runs out; ctx
 // bounds the releases (a lock not released by then is left to its
-// lease). Shutdown stops the watchdog and the subscription hub and waits
+// lease; clean-ups still under way in the background are cut off then
+// too). Shutdown stops the watchdog and the subscription hub and waits
 // for their goroutines; it never waits for a Lock call to give up. A
 // service that handles SIGTERM calls it, with the time it can spare,
 // before exiting. Shutdown and Close are idempotent: after the first,

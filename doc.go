@@ -30,6 +30,45 @@
 // check that context, and writes to other systems should carry a fencing
 // token (reentrant.Options.Fencing) that those systems check.
 //
+// # Deadlines
+//
+// A call's time belongs to its caller. Every Redis round trip a call
+// makes runs under its context's deadline, so every blocking call of
+// every package returns by that deadline, whatever Redis does (refuses
+// connections, accepts them and never answers, or is frozen), give or
+// take CleanupGrace (40 ms): the time a call may run past its context's
+// end to finish what must not be left half done. When the deadline ends a
+// call, its error matches context.DeadlineExceeded, and, for an acquire,
+// ErrNotAcquired, with Redis's own error wrapped (errors.Is and errors.As
+// see all three).
+//
+//   - Acquires (Lock, TryLock, RLock, Acquire, Await, Campaign, Do):
+//     by the deadline, plus up to CleanupGrace when a wait leaves a
+//     queue; without a deadline each round trip is bounded by OpTimeout
+//     (5 s), and the call waits until it acquires or ctx is cancelled.
+//   - Releases (Unlock, RUnlock, Permit.Release, Resign, a semaphore's
+//     Release): by the deadline; within CleanupGrace when ctx is done
+//     already, since a release must run even then; OpTimeout without a
+//     deadline. A lock context cancelled while its release is under way
+//     does not cut the release short.
+//   - Queries (IsLocked, HoldCount, TTL, counts, Leader, inspect's Read
+//     and List): by the deadline; without one, by the go-redis client's
+//     own read, write and dial timeouts (and its retries).
+//
+// A context that nothing can end (context.Background()) sets no timer:
+// its round trips are bounded by the go-redis client's own read, write
+// and dial timeouts instead of OpTimeout.
+//
+// What must still happen after the caller gave up runs in the
+// background, in goroutines the Client owns (Shutdown waits for them, or
+// cuts them off when its context ends), each bounded by OpTimeout: an
+// unlock that Redis did not confirm, a waiter leaving a fair lock's
+// queue, the undo of an acquire whose reply was lost, the permits a
+// semaphore acquire took after its caller left. An owner's next acquire
+// of the same lock waits for them, so that a late undo cannot release a
+// newer hold. What they cannot finish is left to the lease: nothing
+// stays held longer than its lease once its holder has given up.
+//
 // # Failover
 //
 // Redis replicates asynchronously, so a master that fails right after

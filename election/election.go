@@ -181,7 +181,7 @@ func (e *Election) campaign(ctx context.Context, value string, wait time.Duratio
 		if err == nil {
 			err = relock.ErrLockLost
 		}
-		return nil, fmt.Errorf("election: campaign %q: recording the leader: %w", e.name, err)
+		return nil, fmt.Errorf("election: campaign %q: recording the leader: %w", e.name, core.Ended(ctx, relock.ErrNotAcquired, err))
 	}
 	return &leadership{ctx: context.WithValue(lctx, termKey{}, term), field: field}, nil
 }
@@ -244,7 +244,14 @@ func (e *Election) resign(ctx context.Context, lead *leadership) error {
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
 	_, err := core.Eval(opctx, e.c.Redis, scripts.ElectionResign, []string{e.keys[1], e.keys[3]}, lead.field, e.c.PublishArg)
-	if uerr := e.mu.Unlock(lead.ctx); uerr != nil && !errors.Is(uerr, relock.ErrNotHeld) {
+	// The lock's owner is the leadership's; the time is the caller's.
+	uctx := lead.ctx
+	if d, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		uctx, cancel = context.WithDeadline(uctx, d)
+		defer cancel()
+	}
+	if uerr := e.mu.Unlock(uctx); uerr != nil && !errors.Is(uerr, relock.ErrNotHeld) {
 		err = errors.Join(err, uerr)
 	}
 	e.ended(lead)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/derive"
 )
 
 // ScanCount is the COUNT hint of each SCAN call List makes: about how
@@ -27,6 +28,8 @@ const ScanCount = 100
 // *redis.ClusterClient (one after another, by address) and on the server
 // of any other client; fn is never called concurrently, and with each
 // name once.
+//
+// Like Read, List returns by ctx's deadline whatever rdb's settings.
 //
 // A lock record is a hash whose fields are all owner fields holding hold
 // counts ("<client id>:<owner>", a writer's with ":write"), or a
@@ -46,6 +49,8 @@ func List(ctx context.Context, rdb redis.UniversalClient, pattern string, fn fun
 	if pattern == "" {
 		pattern = "*"
 	}
+	rdb, done := derive.Deadlines(rdb)
+	defer done()
 	nodes, err := masters(ctx, rdb)
 	if err != nil {
 		return fmt.Errorf("inspect: finding the cluster's masters: %w", err)

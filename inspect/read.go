@@ -14,6 +14,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/derive"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -23,6 +24,12 @@ import (
 // is no error: its Kind is KindNone (see Lock.Exists). An invalid name is
 // an error matching relock.ErrInvalidName, a nil rdb one matching
 // relock.ErrInvalidArgument.
+//
+// Read returns by ctx's deadline: when rdb does not cut calls off there
+// itself (go-redis's ContextTimeoutEnabled), Read reads through a
+// connection of its own that does, and rdb's hooks do not see it; a
+// caller that reads often (a watch loop) passes a client with
+// ContextTimeoutEnabled, whose pooled connections are reused.
 func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, error) {
 	if core.IsNil(rdb) {
 		return nil, fmt.Errorf("inspect: nil redis client: %w", relock.ErrInvalidArgument)
@@ -38,6 +45,8 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 		core.Prefix("redisson_lock_token", name),
 		core.Suffix(name, ""),
 	}
+	rdb, done := derive.Deadlines(rdb)
+	defer done()
 	reply, err := core.Eval(ctx, rdb, scripts.InspectRead, keys, MaxReadLeases)
 	if err != nil {
 		return nil, fmt.Errorf("inspect: reading %q: %w", name, err)

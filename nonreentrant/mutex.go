@@ -112,9 +112,11 @@ func (m *Mutex) lock(ctx context.Context, bound time.Duration) (context.Context,
 }
 
 // Unlock releases ctx's owner's hold: it deletes the lock and wakes a
-// waiter, as the reentrant lock's last Unlock does. Unlock uses its own
-// short timeout, not ctx's cancellation, so it works with a context that
-// is already done. It returns an error matching relock.ErrNotHeld, and
+// waiter, as the reentrant lock's last Unlock does. Unlock returns by
+// ctx's deadline, and still runs when ctx is done already, within
+// relock.CleanupGrace; a release Redis does not confirm in that time is
+// sent again in the background, and the lease bounds what that cannot
+// do. It returns an error matching relock.ErrNotHeld, and
 // changes nothing, when ctx's owner holds no hold (never locked, already
 // unlocked, or lost).
 func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }

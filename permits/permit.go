@@ -36,9 +36,11 @@ func (p *Permit) ID() string { return p.id.hex }
 // lease's end. Work done under the permit should use it.
 func (p *Permit) Context() context.Context { return p.ctx }
 
-// Release gives the permit back and wakes waiters. It uses its own short
-// timeout, not ctx's cancellation, so it works with a context that is
-// already done. It returns an error matching relock.ErrNotHeld when
+// Release gives the permit back and wakes waiters. It returns by ctx's
+// deadline, and still runs when ctx is done already, within
+// relock.CleanupGrace; a release Redis does not confirm in that time is
+// sent again in the background (a release by id is safe to repeat), and
+// the permit's lease bounds what that cannot do. It returns an error matching relock.ErrNotHeld when
 // Redis no longer has the permit (released before, expired, or released
 // by someone else). A permit whose context was cancelled as lost because
 // Redis could not be reached is released if Redis still has it.
@@ -155,12 +157,14 @@ func (s *Semaphore) renewal(id permitID) watchdog.Renewal {
 
 // undo releases a permit that an attempt may have taken but does not
 // hand to its caller. It goes through the acquires' client, which
-// neither retries nor outwaits its deadline: an undo is best effort, and
-// a permit it misses expires with its lease.
+// neither retries nor outwaits its deadline, within core.Grace of the
+// caller's end and then in the background (Settle): a permit it misses
+// expires with its lease.
 func (s *Semaphore) undo(ctx context.Context, id permitID) {
-	opctx, cancel := s.c.OpContext(ctx)
-	defer cancel()
-	_, _ = core.Eval(opctx, s.c.Scripts, scripts.PermitsRelease, s.keys, s.c.PublishArg, id.raw)
+	_ = s.c.Settle(ctx, s.holdKey(id), func(ctx context.Context) error {
+		_, err := core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease, s.keys, s.c.PublishArg, id.raw)
+		return err
+	})
 }
 
 // onClose is a Semaphore in the role of the core.Releaser of its

@@ -194,13 +194,20 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 	if observed := s.c.StartUnlock(ctx, "permits", s.name); observed != nil {
 		defer func() { observed(err) }()
 	}
-	opctx, cancel := s.c.OpContext(context.WithoutCancel(ctx))
-	defer cancel()
+	// The release runs by ctx's deadline, or within core.Grace when ctx
+	// is done already; one that gets no answer is sent again in the
+	// background: a release by id is safe to repeat (only the call that
+	// removes the id from the set adds it to the count).
 	key := s.holdKey(p)
-	reply, err := core.Eval(opctx, s.c.Redis, scripts.PermitsRelease, s.keys, s.c.PublishArg, p.raw)
+	var reply any
+	err = s.c.Settle(ctx, key, func(ctx context.Context) error {
+		var err error
+		reply, err = core.Eval(ctx, s.c.Redis, scripts.PermitsRelease, s.keys, s.c.PublishArg, p.raw)
+		return err
+	})
 	if err != nil {
 		s.c.UnlockFailed(key, err)
-		return false, s.errorf("release", err)
+		return false, s.errorf("release", core.Ended(ctx, nil, err))
 	}
 	if reply != int64(1) {
 		s.c.Lost(s.name, key.Field)

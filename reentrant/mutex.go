@@ -110,8 +110,10 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 }
 
 // Unlock releases one hold of ctx's owner. The last hold deletes the lock
-// and wakes a waiter. Unlock uses its own short timeout, not ctx's
-// cancellation, so it works with a context that is already done. It
+// and wakes a waiter. Unlock returns by ctx's deadline, and still
+// runs when ctx is done already, within relock.CleanupGrace; the last
+// hold's release that Redis does not confirm in that time is sent again
+// in the background, and the lease bounds what that cannot do. It
 // returns an error matching relock.ErrNotHeld, and changes nothing, when
 // ctx's owner holds no hold (never locked, already unlocked, or lost).
 func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }

@@ -70,7 +70,9 @@ func (rw *RWMutex) TryRLock(ctx context.Context, wait time.Duration) (context.Co
 }
 
 // RUnlock releases one read hold of ctx's owner, or returns an error
-// matching relock.ErrNotHeld.
+// matching relock.ErrNotHeld. Like reentrant.Mutex.Unlock it returns by
+// ctx's deadline and still runs, within relock.CleanupGrace, when ctx is
+// done already.
 func (rw *RWMutex) RUnlock(ctx context.Context) error { return rw.r.Unlock(ctx) }
 
 // Lock waits until ctx's owner holds the write lock, or ctx ends. If
@@ -86,7 +88,9 @@ func (rw *RWMutex) TryLock(ctx context.Context, wait time.Duration) (context.Con
 }
 
 // Unlock releases one write hold of ctx's owner, or returns an error
-// matching relock.ErrNotHeld.
+// matching relock.ErrNotHeld. Like reentrant.Mutex.Unlock it returns by
+// ctx's deadline and still runs, within relock.CleanupGrace, when ctx is
+// done already.
 func (rw *RWMutex) Unlock(ctx context.Context) error { return rw.w.Unlock(ctx) }
 
 // ForceUnlock deletes the lock in whichever mode, whoever holds it, and

@@ -19,9 +19,9 @@ type attempt struct {
 	n   any // the permits wanted, boxed once for every attempt
 }
 
-// Attempt runs the acquire script once, on its own context (OpContext):
-// a caller that gives up mid-call cannot leave a decrement it never
-// learnt of. Permits not available leave nothing in Redis, whether the
+// Attempt runs the acquire script once, on its own context
+// (core.Client.Outlive): a caller that gives up mid-call gets its time
+// back, and permits the call took after that are given back. Permits not available leave nothing in Redis, whether the
 // waiter listens yet or not, and nothing bounds the sleep but a wake-up:
 // an expiring key (Options.TTL) takes permits away, never adds them.
 //
@@ -32,11 +32,19 @@ type attempt struct {
 // matching relock.ErrNotAcquired, as Redisson's tryAcquire does.
 func (a *attempt) Attempt(bool) (wait.Outcome, error) {
 	c := a.s.c
-	ctx, cancel := c.OpContext(a.ctx)
-	defer cancel()
-	reply, err := c.EvalAcquire(ctx, took, scripts.SemaphoreAcquire, a.s.keys[:1], a.n)
+	reply, err := c.Outlive(a.ctx, func(ctx context.Context) (any, error) {
+		return c.EvalAcquire(ctx, took, scripts.SemaphoreAcquire, a.s.keys[:1], a.n)
+	}, func(ctx context.Context, reply any, _ error) {
+		// The caller left before the reply came: permits it took go
+		// back.
+		if took(reply) {
+			_, _ = a.s.release(ctx, a.n)
+		}
+	})
 	switch {
 	case err != nil && took(reply):
+		ctx, cancel := c.CleanupContext(a.ctx)
+		defer cancel()
 		if _, rerr := a.s.release(ctx, a.n); rerr != nil {
 			err = fmt.Errorf("%w (returning the permits failed: %v)", err, rerr)
 		}

@@ -114,9 +114,11 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 
 // Release returns n permits, which must be positive, and wakes the
 // waiters on each client that the new count covers. It does not check that the caller acquired
-// them: releasing more than were taken adds permits. Release uses its own
-// short timeout, not ctx's cancellation, so it works with a context that
-// is already done.
+// them: releasing more than were taken adds permits. Release returns by
+// ctx's deadline (or within a few tens of milliseconds when ctx is done
+// already); the release itself runs on its own short timeout, not ctx's,
+// and goes on in the background when ctx ends first, and the error then
+// matches ctx's (context.DeadlineExceeded): do not release again.
 //
 // Release is sent once and never retried: when its reply is lost (the
 // connection failed), it returns the error, and the permits may or may
@@ -133,9 +135,10 @@ func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
 	if observed := s.c.StartUnlock(ctx, "semaphore", s.name); observed != nil {
 		defer func() { observed(err) }()
 	}
-	opctx, cancel := s.c.OpContext(ctx)
-	defer cancel()
-	if _, err := s.release(opctx, n); err != nil {
+	// A release must neither be lost to ctx's deadline nor sent twice:
+	// it runs on its own context, and when ctx ends first it goes on in
+	// the background (core.Client.Outlive).
+	if _, err := s.c.Outlive(ctx, func(ctx context.Context) (any, error) { return s.release(ctx, n) }, nil); err != nil {
 		return s.errorf("release", err)
 	}
 	return nil

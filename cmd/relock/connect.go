@@ -100,6 +100,7 @@ func (o *options) connect(ctx context.Context) (rdb redis.UniversalClient, clust
 			MasterName: o.master, SentinelAddrs: addrs(o.sentinel),
 			Username: o.user, Password: password,
 			DialTimeout: o.timeout, ReadTimeout: o.timeout, WriteTimeout: o.timeout,
+			ContextTimeoutEnabled: true,
 		})
 		where = fmt.Sprintf("master %q through sentinels %s", o.master, o.sentinel)
 	case o.cluster != "":
@@ -107,6 +108,7 @@ func (o *options) connect(ctx context.Context) (rdb redis.UniversalClient, clust
 			Addrs:    addrs(o.cluster),
 			Username: o.user, Password: password,
 			DialTimeout: o.timeout, ReadTimeout: o.timeout, WriteTimeout: o.timeout,
+			ContextTimeoutEnabled: true,
 		})
 		where, cluster = "cluster "+o.cluster, true
 	default:
@@ -125,6 +127,8 @@ func (o *options) connect(ctx context.Context) (rdb redis.UniversalClient, clust
 			opt.Password = password
 		}
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = o.timeout, o.timeout, o.timeout
+		// A command's -timeout bounds it whole, retries included.
+		opt.ContextTimeoutEnabled = true
 		rdb = redis.NewClient(opt)
 		where = opt.Addr
 	}

@@ -24,14 +24,12 @@ import (
 	"github.com/relock-go/relock/watchdog"
 )
 
-// OpTimeout bounds each Redis call a lock makes on its own context: lock
-// attempts (so a cancelled caller cannot abandon a half-sent acquire) and
-// unlocks (which must run even when the caller's context is done).
-const OpTimeout = 5 * time.Second
-
 // Client is the state behind a *relock.Client.
 type Client struct {
-	Redis           redis.UniversalClient // the caller's: state queries, subscriptions
+	// Redis sends relock's calls other than acquires (unlocks, give-ups,
+	// state queries, renewals): the caller's client, or a copy of it that
+	// cuts a call off at its context's deadline (see callClient).
+	Redis           redis.UniversalClient
 	Scripts         redis.UniversalClient // acquire scripts: see scriptClient
 	ID              string
 	WatchdogTimeout time.Duration
@@ -50,6 +48,7 @@ type Client struct {
 	Obs observe.Observer
 
 	closeScripts func() error
+	closeCalls   func() error // closes Redis when it is a copy
 	closed       atomic.Bool
 	// ops is read-held by every operation that runs scripts, so that
 	// Close closes the script client only once they are done.
@@ -57,16 +56,26 @@ type Client struct {
 	// end is ops.RUnlock, made once: Begin returns it without
 	// allocating.
 	end func()
-	// bounded: the client's own timeouts bound every call (see
+	// bounded: the client's own timeouts bound every round trip (see
 	// OpContext).
 	bounded bool
 
 	mu    sync.Mutex
 	holds map[HoldKey]*hold
 
-	bgMu   sync.Mutex // guards bgDone, and orders bg.Add before bg.Wait
+	bgMu   sync.Mutex // guards bgDone and pending, and orders bg.Add before bg.Wait
 	bgDone bool       // Shutdown waits for bg: Background runs nothing
 	bg     sync.WaitGroup
+	// bgEnd ends the background work's contexts (bgContext) when
+	// Shutdown's ctx ends before the work does.
+	bgEnd    context.Context
+	bgCancel context.CancelFunc
+	// pending holds the clean-ups under way in the background for each
+	// hold key (Detach), which the key's next acquire waits for
+	// (AwaitPending); npending counts them, so that an acquire with
+	// nothing pending takes no lock.
+	pending  map[HoldKey]*pend
+	npending atomic.Int64
 }
 
 // NewClient assembles a client and starts its watchdog. The hub starts
@@ -81,6 +90,7 @@ func NewClient(rdb redis.UniversalClient, id string, timeout time.Duration, log 
 		closeScripts()
 		return nil, err
 	}
+	calls, closeCalls := callClient(rdb)
 	publish, hubRedis := "PUBLISH", rdb
 	if shard {
 		// A sharded hub asks its client for the cluster's layout, and
@@ -90,18 +100,20 @@ func NewClient(rdb redis.UniversalClient, id string, timeout time.Duration, log 
 		publish, hubRedis = "SPUBLISH", scripts
 	}
 	c := &Client{
-		Redis:           rdb,
+		Redis:           calls,
 		Scripts:         scripts,
 		ID:              id,
 		WatchdogTimeout: timeout,
 		Publish:         publish,
 		Hub:             pubsub.New(hubRedis, shard, log),
-		Watchdog:        watchdog.New(rdb, timeout, log),
+		Watchdog:        watchdog.New(calls, timeout, log),
 		Log:             log,
 		closeScripts:    closeScripts,
+		closeCalls:      closeCalls,
 		holds:           make(map[HoldKey]*hold),
 	}
 	c.end, c.PublishArg = c.ops.RUnlock, c.Publish
+	c.bgEnd, c.bgCancel = context.WithCancel(context.Background())
 	if r, ok := rdb.(*redis.Client); ok {
 		o := r.Options()
 		c.bounded = o.ReadTimeout > 0 && o.WriteTimeout > 0
@@ -159,33 +171,6 @@ func (c *Client) Check() error {
 	return nil
 }
 
-// Background runs f, which the caller bounds in time, in a goroutine
-// the client owns: Shutdown waits for it before it closes the script
-// client. After Shutdown has begun it runs nothing and reports false.
-// It is for work a caller need not wait for, such as undoing an acquire
-// that a master did not answer.
-func (c *Client) Background(f func()) bool {
-	c.bgMu.Lock()
-	defer c.bgMu.Unlock()
-	if c.bgDone || c.closed.Load() {
-		return false
-	}
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
-		f()
-	}()
-	return true
-}
-
-// waitBackground stops Background and waits for the calls it started.
-func (c *Client) waitBackground() {
-	c.bgMu.Lock()
-	c.bgDone = true
-	c.bgMu.Unlock()
-	c.bg.Wait()
-}
-
 // CloseTimeout bounds the releases Close makes (see Shutdown).
 const CloseTimeout = 5 * time.Second
 
@@ -197,7 +182,8 @@ func (c *Client) Close() error {
 }
 
 // Shutdown stops the watchdog and the hub and waits for their goroutines,
-// then releases the locks the client's owners still hold, until ctx ends.
+// then releases the locks the client's owners still hold, and waits for
+// the clean-ups under way in the background, until ctx ends.
 // Their contexts are cancelled with cause ErrClosed first, so a holder's
 // work is told before the lock can go to anyone else. Waits end with
 // ErrClosed; no operation starts after Shutdown begins. Shutdown is
@@ -218,9 +204,10 @@ func (c *Client) Shutdown(ctx context.Context) error {
 		h.end(ErrClosed)
 	}
 	err = errors.Join(err, c.release(ctx, holds))
-	c.waitBackground()
+	c.waitBackground(ctx)
+	c.bgCancel()
 	c.ops.Lock()
-	err = errors.Join(err, c.closeScripts())
+	err = errors.Join(err, c.closeScripts(), c.closeCalls())
 	c.ops.Unlock()
 	return err
 }
@@ -247,25 +234,6 @@ func (c *Client) release(ctx context.Context, holds map[HoldKey]*hold) error {
 // releaseParallel bounds the releases Shutdown has in flight.
 const releaseParallel = 16
 
-// OpContext returns a context for one Redis call made on behalf of ctx:
-// it keeps ctx's values but not its cancellation, and ends after
-// OpTimeout. When the client's own read and write timeouts bound every
-// call (a single-server or failover client with positive timeouts: a
-// cluster client's calls may retry until their context ends), the call
-// needs no deadline of its own, and an acquire or unlock sets no timer:
-// the context is then ctx itself when nothing can cancel it.
-func (c *Client) OpContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	switch {
-	case !c.bounded:
-		return context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
-	case ctx.Done() == nil:
-		return ctx, noop
-	}
-	return context.WithoutCancel(ctx), noop
-}
-
-func noop() {}
-
 // Eval runs script and maps a nil reply to (nil, nil).
 //
 // On a cluster, a call that could not even connect (the slot's master is
@@ -276,7 +244,11 @@ func noop() {}
 // errors (a timeout: the script may have run) are returned, once the
 // layout is reloaded for the next call (awaitLayout).
 func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []string, args ...any) (any, error) {
-	return eval(ctx, rdb, s, keys, args, true)
+	v, err := eval(ctx, rdb, s, keys, args, true)
+	if err != nil {
+		err = Ended(ctx, nil, err)
+	}
+	return v, err
 }
 
 // EvalWithin is Eval for a caller whose ctx deadline bounds the whole

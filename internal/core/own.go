@@ -28,3 +28,17 @@ func scriptClient(rdb redis.UniversalClient) (redis.UniversalClient, func() erro
 		return retries <= 0 && deadlines
 	})
 }
+
+// callClient returns the client relock sends its other calls through
+// (unlocks, give-ups, state queries, the watchdog's renewals), and how
+// to close it: rdb itself when it cuts calls off at their context's
+// deadline (ContextTimeoutEnabled), otherwise a copy of it of relock's
+// own that does, with rdb's retries. Without that, a call's read waits
+// out the client's ReadTimeout (and each retry another) whatever the
+// caller's deadline: a Lock given one second took twenty against a
+// server that accepted connections and never answered.
+func callClient(rdb redis.UniversalClient) (redis.UniversalClient, func() error) {
+	return derive.Unless(rdb, derive.Settings{HonourDeadline: true}, func(_ int, deadlines bool) bool {
+		return deadlines
+	})
+}

@@ -78,7 +78,7 @@ func (c *Client) EvalAcquire(ctx context.Context, acquired func(reply any) bool,
 	}
 	reply, acked, err := evalWait(ctx, rdb, s, keys, args, want, aof, c.SyncTimeout.Milliseconds())
 	if err != nil {
-		return nil, err
+		return nil, Ended(ctx, nil, err)
 	}
 	if acked != int64(want) && c.SyncReplicas == SyncAuto {
 		c.dropView(addr)
@@ -144,8 +144,14 @@ func (c *Client) view(ctx context.Context, rdb redis.Cmdable, addr string) (repl
 		return v, nil
 	}
 	v, err := readView(ctx, rdb)
-	if err != nil {
+	var refused redis.Error
+	switch {
+	case errors.As(err, &refused):
+		// The server refused INFO (an ACL user without it): say what
+		// asked for it and how to do without.
 		return v, fmt.Errorf("relock: reading the master's replicas for replica sync (set Options.SyncReplicas negative to turn it off): %w", err)
+	case err != nil:
+		return v, Ended(ctx, nil, err)
 	}
 	c.syncs.mu.Lock()
 	if c.syncs.views == nil {

@@ -86,3 +86,26 @@ func Unless(rdb redis.UniversalClient, s Settings, keep func(maxRetries int, dea
 	forward(rdb, cp)
 	return cp, cp.Close
 }
+
+// Deadlines returns rdb when it cuts calls off at their context's
+// deadline (ContextTimeoutEnabled), otherwise a copy that does, which the
+// caller closes after its calls. Unlike Unless it adds no hook to rdb, so
+// rdb's hooks do not see the copy's commands: it is for the occasional
+// calls of an inspection, made on a client relock does not keep, where a
+// hook added per call would pile up on the caller's client.
+func Deadlines(rdb redis.UniversalClient) (redis.UniversalClient, func() error) {
+	s := Settings{HonourDeadline: true}
+	switch c := rdb.(type) {
+	case *redis.Client:
+		if o := c.Options(); !o.ContextTimeoutEnabled {
+			cp := Client(o, s)
+			return cp, cp.Close
+		}
+	case *redis.ClusterClient:
+		if o := c.Options(); !o.ContextTimeoutEnabled {
+			cp := Cluster(o, s)
+			return cp, cp.Close
+		}
+	}
+	return rdb, func() error { return nil }
+}

@@ -282,6 +282,12 @@ func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
 		// another call of the owner took meanwhile is not a grant.
 		mode = Queued
 	}
+	// A clean-up of this owner's acquire or unlock that goes on in the
+	// background (an undo of an attempt whose reply was lost) must not
+	// undo this attempt's hold.
+	if err := l.C.AwaitPending(a.ctx, a.key); err != nil {
+		return wait.Outcome{}, err
+	}
 	opctx, cancel := l.C.OpContext(a.ctx)
 	defer cancel()
 	sent := time.Now()
@@ -357,15 +363,17 @@ func (a *acquire) Handoff(note string) (bool, error) {
 // isOne reports a reply of 1, a renewal's "renewed".
 func isOne(reply any) bool { return reply == int64(1) }
 
-// GiveUp runs Ops.GiveUp for a wait that ended without the lock. An
+// GiveUp runs Ops.GiveUp for a wait that ended without the lock, within
+// core.Grace of the caller's end and then in the background (Settle). An
 // owner whose attempt was refused counts as holding the lock: a
 // non-reentrant lock refuses an owner whose field is in the hash, and
 // that hold (another call's of the same owner, perhaps a grant it is
 // about to take) must not be passed on as one this wait left behind.
 func (a *acquire) GiveUp() error {
-	opctx, cancel := a.l.C.OpContext(a.ctx)
-	defer cancel()
-	return a.l.Ops.GiveUp(opctx, a.f, a.refused || a.l.C.Holding(a.key))
+	holding := a.refused || a.l.C.Holding(a.key)
+	return a.l.C.Settle(a.ctx, a.key, func(ctx context.Context) error {
+		return a.l.Ops.GiveUp(ctx, a.f, holding)
+	})
 }
 
 // take records an acquire. A grant some other call of the owner took
@@ -402,17 +410,24 @@ func (l *Lock) renewal(f Field) watchdog.Renewal {
 // failed or left exactly one hold, which a single unlock removes;
 // re-entries are left for the lease to end, as their count cannot be told
 // apart from holds the owner still uses. The unlock goes through the
-// acquires' client, which neither retries nor outwaits its deadline: an
-// undo is best effort, and one sent to a master that froze must not hold
-// the waiter up for go-redis's retries (an unlock sent twice is harmless
-// here: the second finds no hold).
+// acquires' client, which neither retries nor outwaits its deadline; it
+// gets core.Grace past the caller's end and then goes on in the
+// background (Settle), which the owner's next acquire waits for (an
+// unlock sent twice is harmless here: the second finds no hold).
 func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field) {
 	if l.C.Holding(key) {
 		return
 	}
-	opctx, cancel := l.C.OpContext(ctx)
-	defer cancel()
-	_, _ = l.Ops.Unlock(opctx, l.C.Scripts, f, true)
+	undo := func(ctx context.Context) error {
+		_, err := l.Ops.Unlock(ctx, l.C.Scripts, f, true)
+		return err
+	}
+	if core.Over(ctx) {
+		// The caller is gone: none of its time is left to spend.
+		l.C.Detach(ctx, key, func(ctx context.Context) { _ = undo(ctx) })
+		return
+	}
+	_ = l.C.Settle(ctx, key, undo)
 }
 
 // Release releases holds holds of field in Redis, through the scripts
@@ -444,14 +459,30 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	if !ok {
 		return l.errorf("unlock", fmt.Errorf("context carries no owner: %w", relock.ErrNotHeld))
 	}
-	// Detached first: ctx, the lock's context, may be cancelled
-	// meanwhile (and asking whether it can be would allocate).
-	opctx, cancel := l.C.OpContext(context.WithoutCancel(ctx))
-	defer cancel()
-	reply, err := l.Ops.Unlock(opctx, l.C.Redis, f, l.C.Holds(key) == 1)
+	// The unlock runs by ctx's deadline, or within core.Grace when ctx
+	// is done already (a lock context whose parent ended).
+	holds := l.C.Holds(key)
+	cctx, cancel := l.C.CleanupContext(ctx)
+	reply, err := l.Ops.Unlock(cctx, l.C.Redis, f, holds == 1)
+	cancel()
 	if err != nil {
 		l.C.UnlockFailed(key, err)
-		return l.errorf("unlock", err)
+		// The owner's last hold, or a hold Redis may still have for an
+		// owner that holds none here (lost to a partition, say), is
+		// released in the background once Redis answers: an unlock sent
+		// twice finds nothing the second time, and the owner's next Lock
+		// waits for it.
+		again := holds <= 1 && core.Transient(err) && l.C.Detach(ctx, key, func(ctx context.Context) {
+			_, _ = l.Ops.Unlock(ctx, l.C.Redis, f, true)
+		})
+		switch {
+		case holds == 0 && core.Transient(err):
+			// The answer is known here: this owner holds nothing.
+			return l.errorf("unlock", fmt.Errorf("%w (Redis did not answer: %w)", relock.ErrNotHeld, err))
+		case again:
+			err = fmt.Errorf("%w (sent again in the background, for up to %v; the lease bounds what it cannot do)", err, core.OpTimeout)
+		}
+		return l.errorf("unlock", core.Ended(ctx, nil, err))
 	}
 	if reply == nil {
 		l.C.Lost(l.Name, key.Field)
@@ -472,7 +503,9 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	defer end()
-	reply, err := l.Ops.ForceUnlock(ctx)
+	opctx, cancel := l.C.OpContext(ctx)
+	defer cancel()
+	reply, err := l.Ops.ForceUnlock(opctx)
 	if err != nil {
 		return false, l.errorf("force unlock", err)
 	}

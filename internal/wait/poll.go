@@ -56,8 +56,10 @@ func poll(ctx context.Context, s Spec, o Outcome, err error) error {
 		switch {
 		case o.Acquired:
 			return nil
-		case err != nil && (expired || !transient(err)):
-			return err
+		case err != nil && !core.Transient(err):
+			return core.Ended(ctx, core.ErrNotAcquired, err)
+		case err != nil && expired:
+			return fmt.Errorf("%w: gave up after %v: %w", core.ErrNotAcquired, s.Wait, err)
 		case expired:
 			return fmt.Errorf("%w: gave up after %v", core.ErrNotAcquired, s.Wait)
 		}
@@ -86,7 +88,7 @@ func poll(ctx context.Context, s Spec, o Outcome, err error) error {
 			// One last attempt: the lock may have been freed just now.
 			expired = true
 		case <-ctx.Done():
-			return ended(ctx, ctx.Err())
+			return ended(ctx, ctx.Err(), err)
 		case <-s.Hub.Done():
 			return core.ErrClosed
 		}

@@ -15,14 +15,8 @@ package wait
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"syscall"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/pubsub"
@@ -97,10 +91,12 @@ func (c *counted) Attempt(listening bool) (Outcome, error) {
 }
 
 // Acquire runs the loop. It returns nil once an attempt acquired; an
-// error matching core.ErrNotAcquired (and ctx.Err() when ctx ended) when
-// it gave up; core.ErrClosed when the client closed; or an attempt's
-// error when Redis rejected the call (connection errors are retried, but
-// for a single attempt).
+// error matching core.ErrNotAcquired when it gave up, which also matches
+// ctx.Err() when ctx ended and wraps the last attempt's error when that
+// failed; core.ErrClosed when the client closed; or an attempt's error
+// when Redis rejected the call (connection errors are retried, but for a
+// single attempt). Every attempt runs under ctx's deadline, so Acquire
+// returns by then, give or take core.Grace for GiveUp.
 func Acquire(ctx context.Context, s Spec) (err error) {
 	if s.Done != nil {
 		c := &counted{Acquirer: s.Acquirer}
@@ -127,8 +123,8 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 	switch {
 	case o.Acquired:
 		return nil
-	case err != nil && (s.Wait == 0 || !transient(err)):
-		return err
+	case err != nil && (s.Wait == 0 || !core.Transient(err)):
+		return core.Ended(ctx, core.ErrNotAcquired, err)
 	case s.Wait == 0:
 		return core.ErrNotAcquired
 	case s.Poll != nil:
@@ -167,8 +163,9 @@ func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
 	// subscription it needed was in place), try again at once.
 	again := false
 	if w.sub == nil {
-		if w.sub, err = s.Hub.Join(ctx, s.Channel, s.Tag); err != nil {
-			return ended(ctx, err)
+		var jerr error
+		if w.sub, jerr = s.Hub.Join(ctx, s.Channel, s.Tag); jerr != nil {
+			return ended(ctx, jerr, err)
 		}
 		again = true
 	}
@@ -178,8 +175,9 @@ func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
 	backoff := minBackoff
 	for {
 		if o.Also != "" && w.also == nil {
-			if w.also, err = s.Hub.Subscribe(ctx, o.Also); err != nil {
-				return ended(ctx, err)
+			var serr error
+			if w.also, serr = s.Hub.Subscribe(ctx, o.Also); serr != nil {
+				return ended(ctx, serr, err)
 			}
 			again = true
 		}
@@ -191,8 +189,10 @@ func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
 		switch {
 		case o.Acquired:
 			return nil
-		case err != nil && (expired || !transient(err)):
-			return err
+		case err != nil && !core.Transient(err):
+			return core.Ended(ctx, core.ErrNotAcquired, err)
+		case err != nil && expired:
+			return fmt.Errorf("%w: gave up after %v: %w", core.ErrNotAcquired, s.Wait, err)
 		case err != nil:
 			// Redis is unreachable (a restart, a failover): keep
 			// waiting, retrying with backoff; the hub also wakes every
@@ -234,7 +234,7 @@ func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
 			// One last attempt: the lock may have been freed just now.
 			expired = true
 		case <-ctx.Done():
-			return ended(ctx, ctx.Err())
+			return ended(ctx, ctx.Err(), err)
 		case <-s.Hub.Done():
 			return core.ErrClosed
 		}
@@ -248,22 +248,14 @@ const (
 	maxBackoff = time.Second
 )
 
-// transient reports an error of the connection, not of Redis's reply: the
-// same attempt may succeed once the server is back.
-func transient(err error) bool {
-	var netErr net.Error
-	return errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrPoolTimeout) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
-}
-
-// ended maps a failure to subscribe: the caller's end, or a closed hub.
-func ended(ctx context.Context, err error) error {
+// ended maps a failure to subscribe, serr: the caller's end, wrapping
+// last, the last attempt's error if it failed, or a closed hub.
+func ended(ctx context.Context, serr, last error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("%w: %w", core.ErrNotAcquired, ctx.Err())
+		return core.Ended(ctx, core.ErrNotAcquired, last)
 	}
-	if err == pubsub.ErrClosed {
+	if serr == pubsub.ErrClosed {
 		return core.ErrClosed
 	}
-	return err
+	return serr
 }

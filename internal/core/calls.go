@@ -1,0 +1,312 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A call's time belongs to its caller. Every Redis round trip a lock
+// makes for a caller runs under the caller's deadline (OpContext), on
+// clients that cut a call off there (scriptClient, callClient). What must
+// still happen after the caller gave up (an unlock, leaving a wait queue,
+// undoing an acquire whose reply was lost) gets Grace on the caller's
+// time and goes on in the background after that (Settle, Detach, Outlive),
+// bounded by OpTimeout; what it cannot finish is left to the lease.
+
+// OpTimeout bounds a Redis call made for a caller whose context has no
+// deadline, and each piece of clean-up that goes on in the background.
+const OpTimeout = 5 * time.Second
+
+// Grace is how long past its caller's deadline (or cancellation) a call
+// may run to finish what must not be left half done: an unlock, leaving a
+// queue, undoing an acquire. A healthy server answers well within it;
+// against a server that does not answer, the call returns after Grace and
+// the work goes on in the background.
+const Grace = 40 * time.Millisecond
+
+// OpContext returns the context for one Redis call made on behalf of ctx:
+// ctx itself when its deadline bounds the call, or when nothing can end
+// ctx and the client's own read and write timeouts bound each round trip
+// (a single-server or failover client with positive timeouts: a cluster
+// client's calls may retry until their context ends); otherwise ctx
+// bounded by OpTimeout. A call cut off at the deadline may have run: the
+// caller undoes it (Settle, Outlive).
+func (c *Client) OpContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok || ctx.Done() == nil && c.bounded {
+		return ctx, noop
+	}
+	return context.WithTimeout(ctx, OpTimeout)
+}
+
+// CleanupContext returns the context for a call that must run even when
+// ctx is done, an unlock or a clean-up: ctx's values, not its
+// cancellation (a lock context cancelled while its unlock is under way,
+// by a lost member of a MultiLock, say, must not cut the unlock short),
+// with ctx's deadline when that is at least Grace away, Grace from now
+// when ctx is done or its deadline nearer, and OpTimeout from now when it
+// has none (but, as with OpContext, ctx itself when nothing can end it and
+// the client's timeouts bound each round trip).
+func (c *Client) CleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	now := time.Now()
+	switch {
+	case Over(ctx) || ok && d.Sub(now) < Grace:
+		d = now.Add(Grace)
+	case ok:
+	case ctx.Done() == nil && c.bounded:
+		return ctx, noop
+	default:
+		d = now.Add(OpTimeout)
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), d)
+}
+
+func noop() {}
+
+// Settle runs f, a clean-up that is safe to send twice (an unlock of an
+// owner's last hold, leaving a queue, undoing an acquire by its owner's
+// field), on CleanupContext(ctx). When f gets no answer in that time, it
+// is sent again in the background (Detach), and the error says so; the
+// next acquire of key waits for it.
+func (c *Client) Settle(ctx context.Context, key HoldKey, f func(ctx context.Context) error) error {
+	cctx, cancel := c.CleanupContext(ctx)
+	err := f(cctx)
+	cancel()
+	if err == nil || !Transient(err) {
+		return err
+	}
+	if c.Detach(ctx, key, func(ctx context.Context) { _ = f(ctx) }) {
+		return fmt.Errorf("%w (sent again in the background, for up to %v; the lease bounds what it cannot do)", err, OpTimeout)
+	}
+	return err
+}
+
+// Outlive runs f, a call whose effect must not be lost to the caller's
+// deadline (a semaphore's acquire, whose permits nobody else could give
+// back, or its release, which must not be sent twice), so that the
+// caller still gets its time back: f runs on a context of its own (ctx's
+// values, bounded by OpTimeout) in a goroutine the client owns, while the
+// caller waits for it until ctx ends, and Grace after that. When ctx ends
+// first, Outlive returns an error matching ctx.Err(), and once f returns
+// late is called with its result (nil: nothing to do), in the background.
+// A ctx that nothing can end runs f on the caller's goroutine.
+func (c *Client) Outlive(ctx context.Context, f func(ctx context.Context) (any, error), late func(ctx context.Context, reply any, err error)) (any, error) {
+	if ctx.Done() == nil {
+		octx, cancel := c.OpContext(ctx)
+		defer cancel()
+		return f(octx)
+	}
+	type result struct {
+		reply any
+		err   error
+	}
+	done := make(chan result, 1)
+	var mu sync.Mutex // guards left
+	left := false     // the caller stopped waiting: late gets the result
+	ran := c.Background(func() {
+		octx, cancel := c.bgContext(ctx)
+		defer cancel()
+		reply, err := f(octx)
+		mu.Lock()
+		gone := left
+		mu.Unlock()
+		if gone {
+			if late != nil {
+				late(octx, reply, err)
+			}
+			return
+		}
+		done <- result{reply, err}
+	})
+	if !ran {
+		return nil, ErrClosed
+	}
+	var grace <-chan time.Time
+	ctxDone := ctx.Done()
+	for {
+		select {
+		case r := <-done:
+			return r.reply, r.err
+		case <-ctxDone:
+			t := time.NewTimer(Grace)
+			defer t.Stop()
+			grace, ctxDone = t.C, nil
+			continue
+		case <-grace:
+		}
+		mu.Lock()
+		left = true
+		mu.Unlock()
+		// f may have finished between the timer and left.
+		select {
+		case r := <-done:
+			if late != nil {
+				c.Background(func() {
+					lctx, cancel := c.bgContext(ctx)
+					defer cancel()
+					late(lctx, r.reply, r.err)
+				})
+			}
+		default:
+		}
+		return nil, fmt.Errorf("%w: the call goes on in the background, for up to %v", context.Cause(ctx), OpTimeout)
+	}
+}
+
+// A pend counts the background clean-ups under way for one hold key;
+// done is closed when the last ends.
+type pend struct {
+	n    int
+	done chan struct{}
+}
+
+// Detach runs f in the background, on a context with ctx's values and
+// not its cancellation, bounded by OpTimeout, in a goroutine the client
+// owns (Shutdown waits for it). Until f returns, AwaitPending(key) waits:
+// an owner's next acquire of the lock must not be undone by a clean-up of
+// its last one. It reports false, running nothing, once Shutdown began.
+func (c *Client) Detach(ctx context.Context, key HoldKey, f func(ctx context.Context)) bool {
+	c.bgMu.Lock()
+	defer c.bgMu.Unlock()
+	if c.bgDone || c.closed.Load() {
+		return false
+	}
+	p := c.pending[key]
+	if p == nil {
+		if c.pending == nil {
+			c.pending = make(map[HoldKey]*pend)
+		}
+		p = &pend{done: make(chan struct{})}
+		c.pending[key] = p
+	}
+	p.n++
+	c.npending.Add(1)
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		dctx, cancel := c.bgContext(ctx)
+		defer cancel()
+		f(dctx)
+		c.bgMu.Lock()
+		defer c.bgMu.Unlock()
+		c.npending.Add(-1)
+		if p.n--; p.n == 0 {
+			delete(c.pending, key)
+			close(p.done)
+		}
+	}()
+	return true
+}
+
+// AwaitPending waits until no clean-up for key is under way in the
+// background (Detach), or ctx ends, whose error it then returns.
+func (c *Client) AwaitPending(ctx context.Context, key HoldKey) error {
+	if c.npending.Load() == 0 {
+		return nil
+	}
+	c.bgMu.Lock()
+	p := c.pending[key]
+	c.bgMu.Unlock()
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Background runs f, which the caller bounds in time, in a goroutine
+// the client owns: Shutdown waits for it before it closes the script
+// client. After Shutdown has begun it runs nothing and reports false.
+// It is for work a caller need not wait for, such as undoing an acquire
+// that a master did not answer.
+func (c *Client) Background(f func()) bool {
+	c.bgMu.Lock()
+	defer c.bgMu.Unlock()
+	if c.bgDone || c.closed.Load() {
+		return false
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f()
+	}()
+	return true
+}
+
+// bgContext returns the context of background work on behalf of ctx:
+// ctx's values, not its cancellation, ended after OpTimeout or when the
+// client's Shutdown gives up waiting for it (its ctx ended).
+func (c *Client) bgContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
+	stop := context.AfterFunc(c.bgEnd, cancel)
+	return bctx, func() { stop(); cancel() }
+}
+
+// waitBackground stops Background and Detach and waits for the calls
+// they started, cutting them off when ctx ends.
+func (c *Client) waitBackground(ctx context.Context) {
+	c.bgMu.Lock()
+	c.bgDone = true
+	c.bgMu.Unlock()
+	stop := context.AfterFunc(ctx, c.bgCancel)
+	defer stop()
+	c.bg.Wait()
+}
+
+// Transient reports an error of the connection or of the call's time, not
+// of Redis's reply: the call may or may not have run, and the same call
+// may succeed once the server answers again.
+func Transient(err error) bool {
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, redis.ErrPoolTimeout) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// Ended wraps err, the failure of a call whose caller's context ended
+// meanwhile, so that it matches sentinel (nil: none) and ctx's error
+// while keeping err, Redis's side of it, in the chain. With ctx not done
+// it returns err.
+func Ended(ctx context.Context, sentinel, err error) error {
+	cerr := ctx.Err()
+	if cerr == nil && Over(ctx) {
+		// The deadline passed and cut the call off before ctx's own
+		// timer fired.
+		cerr = context.DeadlineExceeded
+	}
+	switch {
+	case cerr == nil:
+		return err
+	case err == nil || errors.Is(err, cerr):
+		if sentinel == nil {
+			return cerr
+		}
+		return fmt.Errorf("%w: %w", sentinel, cerr)
+	case sentinel == nil:
+		return fmt.Errorf("%w: %w", cerr, err)
+	}
+	return fmt.Errorf("%w: %w: %w", sentinel, cerr, err)
+}
+
+// Over reports whether ctx is done or its deadline has passed (its
+// timer may not have fired yet).
+func Over(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}
