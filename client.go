@@ -66,9 +66,17 @@ type Options struct {
 	// see each other's messages.
 	PubSub PubSubMode
 
-	// Logger receives warnings about failed renewals and reconnects.
-	// Default slog.Default().
+	// Logger receives warnings about failed renewals and reconnects, and
+	// about forgotten unlocks. Default slog.Default().
 	Logger *slog.Logger
+
+	// LeakStacks records the stack of every Lock call whose hold could be
+	// reported as a forgotten unlock (a lock context dropped without
+	// Unlock: see the package doc's "Forgotten unlocks"), and adds it to
+	// the report. It costs each such Lock a walk of its stack and an
+	// allocation: turn it on to find where a reported lock was taken.
+	// Default off: reports name the lock and its owner only.
+	LeakStacks bool
 
 	// SyncReplicas sets replica sync, which keeps a lock through a
 	// failover: a replica promoted after the acquire returned has it.
@@ -203,6 +211,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		return nil, err
 	}
 	c.SyncReplicas, c.SyncTimeout = o.SyncReplicas, o.SyncTimeout
+	c.LeakStacks = o.LeakStacks
 	c.Hub.SetLinger(o.Linger, MaxLingering)
 	if o.Observer != nil {
 		c.SetObserver(o.Observer)
@@ -349,5 +358,7 @@ func (rc *Client) Shutdown(ctx context.Context) error { return rc.c.Shutdown(ctx
 
 // Stats reports the client's holds (one per owner and lock), the acquires
 // waiting on its subscriptions, and the channels it is subscribed to
-// (with waiters, or lingering). It sends nothing to Redis.
+// with waiters or lingering (not counting its own for force-unlock
+// notices, subscribed from its first hold on). It sends nothing to
+// Redis.
 func (rc *Client) Stats() observe.Stats { return rc.c.Stats() }

@@ -36,7 +36,7 @@
 // makes runs under its context's deadline, so every blocking call of
 // every package returns by that deadline, whatever Redis does (refuses
 // connections, accepts them and never answers, or is frozen), give or
-// take CleanupGrace (40 ms): the time a call may run past its context's
+// take CleanupGrace (25 ms): the time a call may run past its context's
 // end to finish what must not be left half done. When the deadline ends a
 // call, its error matches context.DeadlineExceeded, and, for an acquire,
 // ErrNotAcquired, with Redis's own error wrapped (errors.Is and errors.As
@@ -78,6 +78,36 @@
 // append-only file), and an acquire none of them confirms is undone and
 // reported as ErrNotAcquired, as Redisson's checkLockSyncedSlaves does.
 // Options.SyncReplicas sets a fixed count or turns this off (SyncOff).
+//
+// # Forgotten unlocks
+//
+// A lock context dropped without its Unlock (a goroutine returned early,
+// a deferred Unlock given the wrong context) would keep its lock for
+// ever: the watchdog renews every hold its Client records. relock
+// catches it instead. When a Lock made the owner (its ctx carried none),
+// only the contexts its holds return carry that owner; once a garbage
+// collection finds every one of them unreachable, nobody can unlock
+// those holds. They are then reported: a warning on Options.Logger
+// naming the lock, its owner and how long it was held (and, with
+// Options.LeakStacks, the stack of the Lock call), and the Observer's
+// HoldEnded with a cause matching ErrLeaked (the otel module counts
+// relock.hold.leaked). Their renewal stops and the lock is left to its
+// lease, not unlocked: work that went on without the context stays
+// exclusive for that long. Fixed-lease holds are reported too.
+//
+// Limits: nothing is reported before a garbage collection runs (the
+// runtime forces one at least every two minutes, unless GOGC=off); a
+// child of the lock context that is not cancelled keeps it reachable,
+// even when the child itself was dropped (context.WithCancel registers
+// the child with its parent), and so does a nested Lock given such a
+// child rather than the lock context itself; the holds of an owner made
+// by WithNewOwner, or by a MultiLock or a RedLock, are never reported,
+// since a context the caller keeps may still unlock them; nor are
+// permits, elections and latches. A re-entered hold, or holds of several
+// locks taken with one lock context, are reported once every context
+// they returned is gone. To hold a lock for the life of a process, keep
+// its context (and watch its Done: that is how a lost lease is told).
+// See docs/leaks.md.
 //
 // # Shutting down
 //

@@ -2,6 +2,13 @@ package relock
 
 import "github.com/relock-go/relock/internal/core"
 
+// MaxCount is the largest count (a semaphore's permits, an acquire's or
+// a release's count, a latch's count) the synchronizers take, 2^53: Redis
+// runs their scripts with Lua numbers, doubles that hold integers exactly
+// only that far. A larger count is an error matching ErrInvalidArgument,
+// never rounded.
+const MaxCount = core.MaxCount
+
 // Errors returned by relock and its lock packages. Match them with
 // errors.Is: they are usually wrapped with the lock's name.
 var (
@@ -13,9 +20,29 @@ var (
 	// ErrNotHeld reports an unlock by an owner that holds no hold.
 	ErrNotHeld = core.ErrNotHeld
 
+	// ErrNoOwner reports an unlock (or a release, a resignation) with a
+	// context that carries no lock owner: most often the context passed
+	// to Lock rather than the one Lock returned, which carries the owner.
+	// It matches ErrNotHeld. The lock stays held: unlock with the
+	// context Lock returned (the relockvet analyzer finds such calls).
+	ErrNoOwner = core.ErrNoOwner
+
 	// ErrLockLost is the cause (context.Cause) of a lock context
 	// cancelled because its lease was lost or ended.
 	ErrLockLost = core.ErrLockLost
+
+	// ErrLeaked is the cause an Observer is told (observe.HoldEnd) of a
+	// hold ended because every context its Lock calls returned became
+	// unreachable without an Unlock: a forgotten Unlock. Its renewal
+	// stops and the lock is left to its lease. It matches ErrLockLost
+	// too. See the package doc's "Forgotten unlocks".
+	ErrLeaked = core.ErrLeaked
+
+	// ErrUnlocked is the cause (context.Cause) of a lock context
+	// cancelled by the Unlock that released the owner's last hold, so
+	// that a holder can tell its own Unlock from a parent's cancellation
+	// (context.Canceled) or a lost lock (ErrLockLost).
+	ErrUnlocked = core.ErrUnlocked
 
 	// ErrClosed reports use of a closed Client. It is also the cause of
 	// the lock contexts still held when the Client closed.

@@ -178,7 +178,8 @@ func TestObserver(t *testing.T) {
 
 	// Close: a waiter's acquire ends Closed, a held lock's hold ends with
 	// ErrClosed.
-	if _, err := mu.Lock(bg); err != nil {
+	cctx, err := mu.Lock(bg)
+	if err != nil {
 		t.Fatal(err)
 	}
 	other := reentrant.New(rc, redistest.Key(t), nil)
@@ -206,5 +207,9 @@ func TestObserver(t *testing.T) {
 	}
 	if last := s.holds[len(s.holds)-1]; !errors.Is(last.Cause, relock.ErrClosed) {
 		t.Fatalf("hold ended by Close reported %+v", last)
+	}
+	// Kept to here: a lock context dropped sooner is a forgotten unlock.
+	if cause := context.Cause(cctx); !errors.Is(cause, relock.ErrClosed) {
+		t.Fatalf("lock context ended by Close: cause %v", cause)
 	}
 }

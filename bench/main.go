@@ -5,12 +5,16 @@
 // (beside two reference FIFO hand-offs that are not libraries, to show
 // what a hand-off and Redisson's layout cost Redis), many locks, lease renewal of many held locks, many waiting goroutines,
 // and what relock's replica sync adds to the uncontended cost with one
-// replica attached; and relock's semaphore under contention and its
-// latch's wake-up of many waiters, which the peers have no equal of. It
-// writes a Markdown report, a JSON file of every figure and an SVG chart.
+// replica attached; relock's semaphore under contention and its
+// latch's wake-up of many waiters, which the peers have no equal of; and
+// how far past its context's deadline each blocking call of relock's
+// primitives returns when Redis hangs (accepts connections, never
+// answers). It writes a Markdown report, a JSON file of every figure and
+// an SVG chart.
 //
 //	cd bench && go run .            # full run, a few minutes
 //	cd bench && go run . -quick     # smoke run, seconds
+//	cd bench && go run . -scenarios o   # scenario (o) alone, seconds
 //
 // Without -redis it starts its own redis-server on a free loopback port
 // (and, for the replica scenario, a replica of it) and stops it at the
@@ -40,7 +44,7 @@ func run() int {
 	out := flag.String("out", "results", "directory for results.md, results.json and results.svg")
 	quick := flag.Bool("quick", false, "smoke run: tiny sizes, seconds (for CI)")
 	only := flag.String("only", "", "comma-separated substrings: run only the kinds whose name contains one")
-	scen := flag.String("scenarios", "abxcdeslr", "scenarios to run: a uncontended, b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), r uncontended with one replica (not with -redis)")
+	scen := flag.String("scenarios", "abxcdeslro", "scenarios to run: a uncontended, b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), r uncontended with one replica (not with -redis), o how far past their deadline relock's calls return when Redis hangs (relock only)")
 	render := flag.String("render", "", "write results.md and results.svg again from this results.json, measuring nothing")
 	flag.Parse()
 	if *render != "" {
@@ -62,6 +66,7 @@ func run() int {
 	cfg.CellSeconds = cfg.CellDuration.Seconds()
 	cfg.WarmUpMaxMs = int(cfg.WarmUpMax / time.Millisecond)
 	cfg.LatchSettleMs = int(cfg.LatchSettle / time.Millisecond)
+	cfg.OvershootDeadlineMs = int(cfg.OvershootDeadline / time.Millisecond)
 
 	var srv *server
 	if *addr == "" {
@@ -92,6 +97,7 @@ func run() int {
 	e := &env{addr: *addr, srv: srv, admin: admin, cfg: cfg, began: time.Now()}
 	has := func(s byte) bool { return strings.IndexByte(*scen, s) >= 0 }
 	runSem, runLatch := has('s') && selected(semaphoreID), has('l') && selected(latchID)
+	runOvershoot := has('o') && selected(overshootID)
 	per := 0
 	for _, s := range []byte("ace d") {
 		if s != ' ' && has(s) {
@@ -119,6 +125,9 @@ func run() int {
 	}
 	if runLatch {
 		e.steps++
+	}
+	if runOvershoot {
+		e.steps += overshootRows()
 	}
 
 	r := &report{Meta: meta{
@@ -232,6 +241,18 @@ func run() int {
 	// others measure (the semaphore's acquires would wait for it too).
 	if has('r') {
 		r.Replica = e.runReplicaSync(ks)
+	}
+	// After the others: it silences go-redis's logger for good.
+	if runOvershoot {
+		res, err := e.runOvershoot()
+		res.Err = errText(err)
+		r.Overshoot = &res
+		for _, x := range res.Calls {
+			e.progress("overshoot    %-12s %-8s deadline %dms: overshoot p50 %6.1fms max %6.1fms  not DeadlineExceeded %d%s",
+				x.Primitive, x.Call, res.DeadlineMs, x.Overshoot.P50/1e3, x.Overshoot.Max/1e3, x.Other, x.note())
+		}
+		fmt.Fprintf(os.Stderr, "bench: overshoot: %d clients' Shutdown(%dms ctx): longest %.1fms, %d past %dms after the ctx; %d goroutines left%s\n",
+			res.Clients, res.ShutdownContextMs, res.ShutdownMs, res.LateShutdowns, res.TargetMs, res.Leaked, errSuffix(err))
 	}
 	r.Meta.Seconds = round1(time.Since(e.began).Seconds())
 	r.Targets = r.targets()

@@ -21,6 +21,7 @@ type report struct {
 	Semaphore   []cellResult        `json:"semaphore"`
 	Latch       []latchResult       `json:"latch"`
 	Replica     []replicaResult     `json:"replica_sync"`
+	Overshoot   *overshootResult    `json:"overshoot"`
 	Targets     []target            `json:"targets"`
 }
 
@@ -107,6 +108,12 @@ func (r *report) failures() (relock, peers int) {
 	}
 	for _, x := range r.Replica {
 		count(x.Kind, x.Err)
+	}
+	if o := r.Overshoot; o != nil {
+		count(overshootID, o.Err)
+		for _, x := range o.Calls {
+			count(overshootID, x.Err)
+		}
 	}
 	return relock, peers
 }
@@ -506,6 +513,10 @@ func (r *report) markdown() string {
 				t.row(x.Kind, x.Sync, us(x.LockUnlock.P50), us(x.LockUnlock.P99), fmt.Sprintf("%.2f×", x.Ratio), num(x.CmdsPerOp), num(x.Waits))
 			}
 		}
+	}
+
+	if r.Overshoot != nil {
+		r.overshootSection(&b)
 	}
 	return b.String()
 }

@@ -24,6 +24,10 @@ import (
 //   - The fair lock: no FIFO inversion in any contended cell, the shared
 //     clients' included.
 //   - The semaphore: never more holders than its permits, in any cell.
+//   - Against a Redis that hangs, every blocking call of every relock
+//     primitive returns at most 50 ms past its context's deadline, with
+//     an error matching context.DeadlineExceeded; and so does every
+//     client's Shutdown.
 func (r *report) targets() []target {
 	var out []target
 	// W=16, 0 µs: throughput against the best peer's.
@@ -119,7 +123,56 @@ func (r *report) targets() []target {
 		out = append(out, noneTarget("relock semaphore: never more holders than its N permits, in every cell", "grants above N", "cells",
 			semCells, func(c *cellResult) int { return c.Violations }))
 	}
+	if o := r.Overshoot; o != nil && len(o.Calls) > 0 {
+		out = append(out, o.target())
+		if o.Clients > 0 {
+			out = append(out, target{
+				Goal: fmt.Sprintf("relock, against a Redis that hangs: Client.Shutdown(ctx) returns ≤ %d ms past ctx's deadline (%d ms)", o.TargetMs, o.ShutdownContextMs),
+				Measured: fmt.Sprintf("longest %s; %d of %d clients' Shutdowns still running %d ms past it (cut short by closing their connections)",
+					ms(o.ShutdownMs*1e3), o.LateShutdowns, o.Clients, o.TargetMs),
+				Met: o.LateShutdowns == 0,
+			})
+		}
+	}
 	return out
+}
+
+// target checks scenario (o): every call of every primitive back within
+// TargetMs of its deadline, with the deadline's error. The measured text
+// names the call with the largest overshoot, the calls that missed and
+// those whose set-up failed.
+func (o *overshootResult) target() target {
+	t := target{Goal: fmt.Sprintf("relock, against a Redis that hangs: every blocking call returns ≤ %d ms past its context's deadline (%d ms), with an error matching context.DeadlineExceeded", o.TargetMs, o.DeadlineMs)}
+	var worst *overshootRow
+	var missed, failed []string
+	other := 0
+	for i := range o.Calls {
+		x := &o.Calls[i]
+		name := x.Primitive + " " + x.Call
+		switch {
+		case x.Err != "":
+			failed = append(failed, name)
+			continue
+		case !x.Met:
+			missed = append(missed, name)
+		}
+		other += x.Other
+		if worst == nil || x.Overshoot.Max > worst.Overshoot.Max {
+			worst = x
+		}
+	}
+	if worst != nil {
+		t.Measured = fmt.Sprintf("max overshoot %s (%s %s); %d errors not matching DeadlineExceeded; %d of %d calls missed",
+			ms(worst.Overshoot.Max), worst.Primitive, worst.Call, other, len(missed), len(o.Calls)-len(failed))
+	}
+	if len(missed) > 0 {
+		t.Measured += ": " + strings.Join(missed, ", ")
+	}
+	if len(failed) > 0 {
+		t.Measured += "; failed to set up: " + strings.Join(failed, ", ")
+	}
+	t.Met = worst != nil && len(missed) == 0 && len(failed) == 0
+	return t
 }
 
 // references gives scenario (x)'s kinds' Redis CPU per acquisition at w

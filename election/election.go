@@ -57,10 +57,23 @@ type Election struct {
 
 // A leadership is one term of an Election.
 type leadership struct {
-	ctx      context.Context // the lock's context, cancelled when it ends
-	field    string          // the lock field of its owner
-	resigned atomic.Bool     // resign ran: the record and the lock are gone
+	lock     context.Context         // the lock's context
+	ctx      context.Context         // the leadership's: lock's values and term, cancelled after lock
+	cancel   context.CancelCauseFunc // cancels ctx
+	field    string                  // the lock field of its owner
+	resigned atomic.Bool             // resign ran: the record and the lock are gone
 }
+
+// A leadCtx is a leadership's context: the lock context's values and
+// deadline, but cancelled by the Election once it has forgotten the
+// leadership (run), not by the lock context itself, so that when it is
+// done this Election may campaign again at once.
+type leadCtx struct {
+	context.Context
+	lock context.Context
+}
+
+func (c leadCtx) Deadline() (time.Time, bool) { return c.lock.Deadline() }
 
 // termKey is the context key of a leadership's term.
 type termKey struct{}
@@ -149,8 +162,9 @@ func (e *Election) run(ctx context.Context, value string, wait time.Duration) (c
 	// which cancels the lock's context but leaves the lock held), the
 	// record and the lock must go: off the caller's goroutine, owned by
 	// the Client (whose Shutdown releases the lock itself).
-	context.AfterFunc(lead.ctx, func() {
+	context.AfterFunc(lead.lock, func() {
 		e.ended(lead)
+		lead.cancel(context.Cause(lead.lock))
 		if !lead.resigned.Load() {
 			e.c.Background(func() { _ = e.resign(context.WithoutCancel(lead.ctx), lead) })
 		}
@@ -183,7 +197,8 @@ func (e *Election) campaign(ctx context.Context, value string, wait time.Duratio
 		}
 		return nil, fmt.Errorf("election: campaign %q: recording the leader: %w", e.name, core.Ended(ctx, relock.ErrNotAcquired, err))
 	}
-	return &leadership{ctx: context.WithValue(lctx, termKey{}, term), field: field}, nil
+	inner, end := context.WithCancelCause(context.WithValue(context.WithoutCancel(lctx), termKey{}, term))
+	return &leadership{lock: lctx, ctx: leadCtx{Context: inner, lock: lctx}, cancel: end, field: field}, nil
 }
 
 // TermOf returns the term of the leadership whose context (as Campaign
@@ -200,7 +215,7 @@ func (e *Election) current() (*leadership, error) {
 	}
 	e.lmu.Lock()
 	defer e.lmu.Unlock()
-	if e.lead == nil || e.lead.ctx.Err() != nil {
+	if e.lead == nil || e.lead.lock.Err() != nil {
 		return nil, fmt.Errorf("election: %q: %w", e.name, ErrNotLeader)
 	}
 	return e.lead, nil
@@ -254,7 +269,14 @@ func (e *Election) resign(ctx context.Context, lead *leadership) error {
 	if uerr := e.mu.Unlock(uctx); uerr != nil && !errors.Is(uerr, relock.ErrNotHeld) {
 		err = errors.Join(err, uerr)
 	}
+	// Forgotten first, then cancelled: a Campaign made as soon as the
+	// leadership's context is done is not refused.
 	e.ended(lead)
+	cause := context.Cause(lead.lock)
+	if cause == nil {
+		cause = relock.ErrUnlocked
+	}
+	lead.cancel(cause)
 	if err != nil {
 		return fmt.Errorf("election: resign %q: %w", e.name, err)
 	}

@@ -43,4 +43,8 @@
 // that dies between the two leaves the waiters asleep until the next
 // message. Names without a hash tag keep both in one slot, and one
 // script does both, as on a single server.
+//
+// A count is at most relock.MaxCount (2^53), the integers Redis's Lua
+// numbers hold exactly; a larger one is an error matching
+// relock.ErrInvalidArgument.
 package latch

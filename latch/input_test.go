@@ -3,6 +3,9 @@ package latch_test
 import (
 	"context"
 	"errors"
+	"math"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,10 +61,17 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("bad input wrote %d keys", n)
 	}
 
+	// Counts below 1, or beyond relock.MaxCount, which a Lua number
+	// would round.
 	l := latch.New(rc, name, nil)
-	for _, n := range []int64{0, -1} {
-		if ok, err := l.TrySetCount(bg, n); ok || !errors.Is(err, relock.ErrInvalidArgument) {
+	for _, n := range []int64{0, -1, math.MinInt64, relock.MaxCount + 1, math.MaxInt64} {
+		ok, err := l.TrySetCount(bg, n)
+		if ok || !errors.Is(err, relock.ErrInvalidArgument) {
 			t.Errorf("TrySetCount(%d) = %v, %v; want relock.ErrInvalidArgument", n, ok, err)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "latch: ") || !strings.Contains(msg, strconv.FormatInt(n, 10)) {
+			t.Errorf("TrySetCount(%d) = %q, want the package and the count in the text", n, msg)
 		}
 	}
 	if n := raw.Exists(bg, name).Val(); n != 0 {

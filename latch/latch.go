@@ -92,8 +92,11 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, err
 	}
-	if n <= 0 {
+	switch {
+	case n <= 0:
 		return false, fmt.Errorf("latch: count %d of %q is not positive: %w", n, l.name, relock.ErrInvalidArgument)
+	case !core.CountOK(n):
+		return false, fmt.Errorf("latch: count %d of %q is above relock.MaxCount: %w", n, l.name, relock.ErrInvalidArgument)
 	}
 	return l.run(ctx, "set count", scripts.LatchTrySetCount, newCount, n, l.c.PublishArg)
 }

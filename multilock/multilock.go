@@ -152,9 +152,27 @@ func (ml *MultiLock) granted(ctx context.Context, owner int64, members []context
 	h.count++
 	h.ends.Add(cancel)
 	for _, mctx := range members {
-		h.ends.Watch(context.AfterFunc(mctx, func() { cancel(context.Cause(mctx)) }))
+		h.ends.Watch(context.AfterFunc(mctx, func() { ml.memberEnded(owner, h, context.Cause(mctx)) }))
 	}
 	return lctx
+}
+
+// memberEnded ends owner's hold h when one of its members' contexts
+// ended (a lost lease, a closed client): forgotten first, so that the
+// owner's next Lock starts a new hold, then its contexts cancelled with
+// the member's cause. The other members stay held for Unlock to release.
+func (ml *MultiLock) memberEnded(owner int64, h *hold, cause error) {
+	if errors.Is(cause, relock.ErrUnlocked) {
+		// The MultiLock's Unlock released the member: it ends the hold
+		// once every member is released.
+		return
+	}
+	ml.mu.Lock()
+	if ml.holds[owner] == h {
+		delete(ml.holds, owner)
+	}
+	ml.mu.Unlock()
+	h.ends.Cancel(cause)
 }
 
 // Unlock releases one hold of every member, all at once, even when some
@@ -164,7 +182,7 @@ func (ml *MultiLock) granted(ctx context.Context, owner int64, members []context
 func (ml *MultiLock) Unlock(ctx context.Context) error {
 	owner, ok := core.OwnerFrom(ctx)
 	if !ok {
-		return fmt.Errorf("multilock: unlock %q: context carries no owner: %w", ml.name, relock.ErrNotHeld)
+		return fmt.Errorf("multilock: unlock %q: %w", ml.name, relock.ErrNoOwner)
 	}
 	err := ml.release(ctx, ml.members)
 	ml.released(owner)

@@ -27,7 +27,8 @@
 // Lock returned is cancelled with cause relock.ErrLockLost when a renewal
 // finds the lock gone or cannot reach Redis before the lease may have
 // expired. With a fixed lease (Options.Lease) nothing renews it, and the
-// returned context's deadline is the lease's end.
+// returned context's deadline is the lease's end. Either way a ForceUnlock
+// on any relock client cancels it within milliseconds (Mutex.ForceUnlock).
 //
 // Waiters are not promised arrival order; among relock clients alone the
 // lock goes to the longest-registered waiter, as for package reentrant.

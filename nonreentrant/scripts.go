@@ -21,9 +21,17 @@ const reacquire = "NON_REENTRANT_REACQUIRE"
 
 // acquire runs the acquire script once. Its replies: nil (acquired),
 // {PTTL, foreign}, or the error reacquire, which refuses the wait. A
-// listening waiter registers (hashlock.Join); a registered one takes a
-// grant it finds (hashlock.Queued); a Try leaves nothing behind.
+// listening waiter registers (hashlock.Join); one whose owner holds
+// nothing on this client takes a grant it finds (hashlock.Queued); a Try
+// leaves nothing behind. A try by such an owner (hashlock.Claim) is sent
+// as a Try, which refuses the owner's hold it finds (a hold whose reply
+// was lost, or a grant another call of the owner is about to take): a
+// refusal counts no hold, so it cannot leave Redis a hold ahead of the
+// client, which is all Claim is for.
 func (m *Mutex) acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
+	if mode == hashlock.Claim {
+		mode = hashlock.Try
+	}
 	reply, err := m.l.C.EvalAcquire(ctx, core.NilReply, scripts.NonReentrantAcquire, m.acquireKeys, m.l.LeaseArg(), f.Arg, mode.Arg())
 	var rerr redis.Error
 	switch {

@@ -95,9 +95,14 @@ type HoldEnd struct {
 	Lock
 	// Held is the time from the first acquire of the hold to its end.
 	Held time.Duration
-	// Cause is nil when the hold was unlocked; otherwise it matches
-	// relock.ErrLockLost (the lease was lost or ran out: the lock may be
-	// someone else's now) or relock.ErrClosed (the Client closed).
+	// Cause is nil when the hold was unlocked, and matches
+	// relock.ErrUnlocked when it was unlocked but Redis did not confirm
+	// the release (it goes on in the background, bounded by the lease);
+	// otherwise it matches relock.ErrLockLost (the lease was lost or ran
+	// out: the lock may be someone else's now) or relock.ErrClosed (the
+	// Client closed). A cause matching relock.ErrLeaked, an ErrLockLost,
+	// is a forgotten Unlock: every context the hold returned became
+	// unreachable, and its renewal stopped.
 	Cause error
 }
 
@@ -113,7 +118,7 @@ type Round struct {
 type Stats struct {
 	Holds    int // owners' holds, one per owner and lock
 	Waiters  int // acquires waiting on the Client's subscriptions (a spin lock's polling waiters are not counted)
-	Channels int // channels the Client is subscribed to, waiters' and lingering ones
+	Channels int // channels the Client is subscribed to for waiters, and lingering ones (not its own for force-unlock notices)
 }
 
 // Base implements Observer with methods that do nothing, for embedding.

@@ -39,21 +39,25 @@ const (
 	causeUnlock cause = iota
 	causeLost
 	causeClosed
+	causeLeaked
 )
 
 // causes are the relock.hold.end_cause values, indexed by cause.
-var causes = [...]string{causeUnlock: "unlock", causeLost: "lost", causeClosed: "closed"}
+var causes = [...]string{causeUnlock: "unlock", causeLost: "lost", causeClosed: "closed", causeLeaked: "leaked"}
 
-// causeOf classifies a HoldEnd's Cause. observe documents nil,
-// relock.ErrLockLost and relock.ErrClosed; any other error would also be
+// causeOf classifies a HoldEnd's Cause. observe documents nil and
+// relock.ErrUnlocked (an unlock), relock.ErrLockLost and relock.ErrClosed; any other error would also be
 // a hold that ended without its owner's unlock while the Client went on,
 // so it counts as lost.
 func causeOf(err error) cause {
 	switch {
-	case err == nil:
+	case err == nil || errors.Is(err, relock.ErrUnlocked):
 		return causeUnlock
 	case errors.Is(err, relock.ErrClosed):
 		return causeClosed
+	case errors.Is(err, relock.ErrLeaked):
+		// Before lost: a leak matches relock.ErrLockLost too.
+		return causeLeaked
 	}
 	return causeLost
 }
@@ -110,7 +114,8 @@ func (o *Observer) holdOpts(l observe.Lock, c cause) []metric.RecordOption {
 	return []metric.RecordOption{metric.WithAttributes(kindKey.String(l.Kind), nameKey.String(l.Name), causeKey.String(causes[c]))}
 }
 
-// lostOpts are the options of a lease of l lost.
+// lostOpts are the options of a count of l's holds: lost leases,
+// leaks.
 func (o *Observer) lostOpts(l observe.Lock) []metric.AddOption {
 	if !o.names {
 		return o.kind(l.Kind).lost

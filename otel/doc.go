@@ -26,8 +26,13 @@
 //   - relock.hold.duration (histogram, s): from an owner's first acquire
 //     of a lock to the end of its last hold, with relock.hold.end_cause:
 //     "unlock", "lost" (the lease was lost or ran out: the lock may be
-//     someone else's now) or "closed" (the Client closed while holding).
+//     someone else's now), "closed" (the Client closed while holding) or
+//     "leaked" (every context the hold's Lock calls returned became
+//     unreachable without an Unlock: a forgotten Unlock, whose renewal
+//     stopped; see relock.ErrLeaked).
 //   - relock.lease.lost (counter, {lease}): holds that ended "lost".
+//   - relock.hold.leaked (counter, {hold}): holds that ended "leaked":
+//     alert on any.
 //   - relock.watchdog.round.duration (histogram, s): each watchdog round
 //     that renewed at least one lease, from sending it to its answers.
 //   - relock.watchdog.renewals (counter, {renewal}): leases the rounds

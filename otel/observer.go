@@ -49,6 +49,7 @@ type Observer struct {
 	acquireDuration metric.Float64Histogram
 	holdDuration    metric.Float64Histogram
 	leaseLost       metric.Int64Counter
+	leaked          metric.Int64Counter
 	roundDuration   metric.Float64Histogram
 	renewals        metric.Int64Counter
 	renewalFailures metric.Int64Counter
@@ -101,6 +102,7 @@ func New(opts *Options) (*Observer, error) {
 	histogram(&obs.acquireDuration, "relock.acquire.duration", "Time from the call of an acquire to its end.", acquireBuckets)
 	histogram(&obs.holdDuration, "relock.hold.duration", "Time from an owner's first acquire of a lock to the end of its last hold.", holdBuckets)
 	counter(&obs.leaseLost, "relock.lease.lost", "{lease}", "Holds that ended because their lease was lost or ran out.")
+	counter(&obs.leaked, "relock.hold.leaked", "{hold}", "Holds whose lock contexts all became unreachable without an Unlock (forgotten unlocks): their renewal stopped.")
 	histogram(&obs.roundDuration, "relock.watchdog.round.duration", "Time from sending a watchdog renewal round to its answers.", roundBuckets)
 	counter(&obs.renewals, "relock.watchdog.renewals", "{renewal}", "Leases the watchdog renewed or tried to.")
 	counter(&obs.renewalFailures, "relock.watchdog.renewal.failures", "{renewal}", "Lease renewals that got no answer.")
@@ -149,13 +151,16 @@ func (o *Observer) StartUnlock(ctx context.Context, l observe.Lock) func(error) 
 	}
 }
 
-// HoldEnded records the hold's duration and, when its lease was lost,
-// counts it.
+// HoldEnded records the hold's duration and, when its lease was lost or
+// its Unlock forgotten, counts it.
 func (o *Observer) HoldEnded(e observe.HoldEnd) {
 	ctx, c := context.Background(), causeOf(e.Cause)
 	o.holdDuration.Record(ctx, e.Held.Seconds(), o.holdOpts(e.Lock, c)...)
-	if c == causeLost {
+	switch c {
+	case causeLost:
 		o.leaseLost.Add(ctx, 1, o.lostOpts(e.Lock)...)
+	case causeLeaked:
+		o.leaked.Add(ctx, 1, o.lostOpts(e.Lock)...)
 	}
 }
 

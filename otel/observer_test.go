@@ -210,7 +210,8 @@ func TestClose(t *testing.T) {
 	e := newEnv(t, false)
 	bg := context.Background()
 	rc := e.observed(t, 0)
-	if _, err := reentrant.New(rc, t.Name()+":held", nil).Lock(bg); err != nil {
+	hctx, err := reentrant.New(rc, t.Name()+":held", nil).Lock(bg)
+	if err != nil {
 		t.Fatal(err)
 	}
 	other := reentrant.New(e.client(t, nil), t.Name()+":waited", nil)
@@ -230,6 +231,10 @@ func TestClose(t *testing.T) {
 	}
 	if err := <-waited; !errors.Is(err, relock.ErrClosed) {
 		t.Fatalf("Lock ended by Close: %v, want ErrClosed", err)
+	}
+	// Kept to here: a lock context dropped sooner is a forgotten unlock.
+	if cause := context.Cause(hctx); !errors.Is(cause, relock.ErrClosed) {
+		t.Fatalf("lock context ended by Close: cause %v, want ErrClosed", cause)
 	}
 
 	ms := e.collect(t)

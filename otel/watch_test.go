@@ -83,9 +83,12 @@ func TestWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reentrant.New(rc2, name+":2", nil).Lock(bg); err != nil {
+	mu2 := reentrant.New(rc2, name+":2", nil)
+	hctx2, err := mu2.Lock(bg)
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer mu2.Unlock(hctx2)
 	if holds, _, _ = gauges(t, e.collect(t)); holds != 2 {
 		t.Errorf("two clients holding one lock each: holds %d, want 2", holds)
 	}

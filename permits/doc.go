@@ -54,4 +54,12 @@
 // its next renewal (with a fixed lease, not at all until the lease ends).
 // Mutual exclusion among permit holders holds only while their leases
 // hold.
+//
+// Counts (permits set or added) are at most relock.MaxCount (2^53) in
+// magnitude, the integers Redis's Lua numbers hold exactly; a larger one
+// is an error matching relock.ErrInvalidArgument, sent nowhere, never
+// rounded. The available count itself may grow past MaxCount, by
+// additions and permits coming back, and stays exact there: Redis adds
+// in 64 bits, and the count published and returned is the key's own
+// string.
 package permits

@@ -3,6 +3,8 @@ package permits_test
 import (
 	"context"
 	"errors"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,8 +63,31 @@ func TestBadInput(t *testing.T) {
 
 	bg := context.Background()
 	s := permits.New(rc, name, nil)
-	if _, err := s.TrySetPermits(bg, -1); !errors.Is(err, relock.ErrInvalidArgument) {
-		t.Errorf("TrySetPermits(-1) = %v, want ErrInvalidArgument", err)
+	// Counts: negative to set, or beyond relock.MaxCount in magnitude,
+	// which a Lua number would round.
+	set := func(n int64) error { _, err := s.TrySetPermits(bg, n); return err }
+	add := func(n int64) error { return s.AddPermits(bg, n) }
+	for _, tc := range []struct {
+		method string
+		call   func(int64) error
+		n      int64
+	}{
+		{"TrySetPermits", set, -1},
+		{"TrySetPermits", set, relock.MaxCount + 1},
+		{"TrySetPermits", set, math.MaxInt64},
+		{"AddPermits", add, relock.MaxCount + 1},
+		{"AddPermits", add, -relock.MaxCount - 1},
+		{"AddPermits", add, math.MaxInt64},
+		{"AddPermits", add, math.MinInt64},
+	} {
+		err := tc.call(tc.n)
+		if !errors.Is(err, relock.ErrInvalidArgument) {
+			t.Errorf("%s(%d) = %v, want ErrInvalidArgument", tc.method, tc.n, err)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "permits: ") || !strings.Contains(msg, strconv.FormatInt(tc.n, 10)) {
+			t.Errorf("%s(%d) = %q, want the package and the count in the text", tc.method, tc.n, msg)
+		}
 	}
 	if _, err := s.TryAcquire(bg, -time.Second); !errors.Is(err, relock.ErrInvalidArgument) {
 		t.Errorf("TryAcquire(-1s) = %v, want ErrInvalidArgument", err)

@@ -97,8 +97,11 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 		return false, err
 	}
 	defer end()
-	if n < 0 {
+	switch {
+	case n < 0:
 		return false, s.errorf("set permits of", fmt.Errorf("negative count %d: %w", n, relock.ErrInvalidArgument))
+	case !core.CountOK(n):
+		return false, s.errorf("set permits of", fmt.Errorf("count %d above relock.MaxCount: %w", n, relock.ErrInvalidArgument))
 	}
 	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsSet, s.keys, s.c.PublishArg, n)
 	if err != nil {
@@ -116,6 +119,9 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 		return err
 	}
 	defer end()
+	if !core.CountOK(delta) {
+		return s.errorf("add permits to", fmt.Errorf("delta %d beyond relock.MaxCount: %w", delta, relock.ErrInvalidArgument))
+	}
 	if _, err := core.Eval(ctx, s.c.Redis, scripts.PermitsAdd, s.keys, s.c.PublishArg, delta); err != nil {
 		return s.errorf("add permits to", err)
 	}
@@ -135,9 +141,9 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, s.errorf("available permits of", err)
 	}
-	n, ok := reply.(int64)
-	if !ok {
-		return 0, s.errorf("available permits of", fmt.Errorf("unexpected reply %v", reply))
+	n, err := core.ReplyInt(reply)
+	if err != nil {
+		return 0, s.errorf("available permits of", err)
 	}
 	return n, nil
 }
@@ -202,7 +208,7 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 	var reply any
 	err = s.c.Settle(ctx, key, func(ctx context.Context) error {
 		var err error
-		reply, err = core.Eval(ctx, s.c.Redis, scripts.PermitsRelease, s.keys, s.c.PublishArg, p.raw)
+		reply, err = core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease, s.keys, s.c.PublishArg, p.raw)
 		return err
 	})
 	if err != nil {

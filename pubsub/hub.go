@@ -25,6 +25,11 @@
 // wakes the waiters whose wants it covers; on a count-down latch's, every
 // message wakes every waiter.
 //
+// Listen is the other way to use a channel: a listener is told the
+// payload of every message, none merged or dropped (a relock client's
+// own channel, where each message is a notice for it), and stays until
+// the hub closes. Listen returns without waiting for the server.
+//
 // With SetLinger, a channel stays subscribed for a while after its last
 // waiter leaves, so a lock contended again soon costs no SUBSCRIBE,
 // confirmation PING or UNSUBSCRIBE, and a waiter can join such a live
@@ -94,7 +99,11 @@ type channel struct {
 	wake    Wake // WakeOf(name)
 	link    *link
 	waiters []*Subscription // wake-one order: least recently woken first
-	ready   chan struct{}   // closed once the server has the subscription
+	// listeners are told every message (Listen). The slice is never
+	// changed in place, only replaced, so that a delivery can call its
+	// listeners after releasing Hub.mu.
+	listeners []func(payload string)
+	ready     chan struct{} // closed once the server has the subscription
 	// rehomed: the channel moved to another master's link; wake its
 	// waiters again once the new subscription is confirmed.
 	rehomed bool
@@ -199,16 +208,7 @@ func (h *Hub) Join(ctx context.Context, channel, tag string) (*Subscription, err
 		h.mu.Unlock()
 		return nil, ErrClosed
 	}
-	ch := h.channels[channel]
-	if ch == nil {
-		if l == nil {
-			l = h.linkLocked("")
-		} else {
-			// The link may have been retired since shardLink found it.
-			l = h.shardLinkLocked(l.addr, l.node)
-		}
-		ch = h.subscribeLocked(l, channel)
-	}
+	ch := h.channelLocked(l, channel)
 	s := h.addLocked(ch, tag)
 	ready := ch.ready
 	h.mu.Unlock()
@@ -223,6 +223,21 @@ func (h *Hub) Join(ctx context.Context, channel, tag string) (*Subscription, err
 		s.Close()
 		return nil, ErrClosed
 	}
+}
+
+// channelLocked returns channel, subscribing it first if it is not: on
+// l, the link shardLink found in sharded mode (nil in global mode).
+func (h *Hub) channelLocked(l *link, channel string) *channel {
+	if ch := h.channels[channel]; ch != nil {
+		return ch
+	}
+	if l == nil {
+		l = h.linkLocked("")
+	} else {
+		// The link may have been retired since shardLink found it.
+		l = h.shardLinkLocked(l.addr, l.node)
+	}
+	return h.subscribeLocked(l, channel)
 }
 
 // subscribeLocked subscribes a new channel on l and sends a ping whose
@@ -298,7 +313,7 @@ func (s *Subscription) Close() {
 		}
 	default:
 	}
-	if len(ch.waiters) > 0 || h.channels[ch.name] != ch || h.closed {
+	if len(ch.waiters) > 0 || len(ch.listeners) > 0 || h.channels[ch.name] != ch || h.closed {
 		return
 	}
 	if h.linger == 0 {
@@ -487,30 +502,46 @@ func (ch *channel) wakeAllLocked() {
 	}
 }
 
-// deliver routes a message, pong or subscription change read from l. It
-// returns the channels the server dropped without being asked (a sharded
-// slot moved away), which the caller moves to their new owner.
+// deliver routes a message, pong or subscription change read from l,
+// and then, with no lock held, tells a message to its channel's
+// listeners. It returns the channels the server dropped without being
+// asked (a sharded slot moved away), which the caller moves to their new
+// owner.
 func (h *Hub) deliver(l *link, msg any) (dropped []string) {
+	dropped, listeners := h.route(l, msg)
+	if len(listeners) > 0 {
+		payload := msg.(*redis.Message).Payload
+		for _, f := range listeners {
+			f(payload)
+		}
+	}
+	return dropped
+}
+
+// route is deliver's part under Hub.mu: it also returns the listeners a
+// message is for.
+func (h *Hub) route(l *link, msg any) (dropped []string, listeners []func(string)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch m := msg.(type) {
 	case *redis.Subscription:
 		if m.Kind != "sunsubscribe" {
-			return nil
+			return nil, nil
 		}
 		if l.unsubs[m.Channel] > 0 {
 			l.unsubs[m.Channel]--
-			return nil
+			return nil, nil
 		}
 		if ch := h.channels[m.Channel]; ch != nil && ch.link == l {
-			return []string{m.Channel}
+			return []string{m.Channel}, nil
 		}
 	case *redis.Message:
 		ch := h.channels[m.Channel]
 		if ch == nil {
-			return
+			return nil, nil
 		}
 		ch.wakeLocked(m.Payload)
+		return nil, ch.listeners
 	case *redis.Pong:
 		if p, ok := h.pings[m.Payload]; ok {
 			delete(h.pings, m.Payload)
@@ -521,7 +552,7 @@ func (h *Hub) deliver(l *link, msg any) (dropped []string) {
 			}
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // Close closes the hub's connections and waits for their goroutines.
@@ -558,6 +589,11 @@ func (h *Hub) Stats() (waiters, channels int) {
 	defer h.mu.Unlock()
 	for _, ch := range h.channels {
 		waiters += len(ch.waiters)
+		// A channel only listeners keep (a client's own notice channel)
+		// is the hub's fixed cost, not waiters' or lingering ones.
+		if len(ch.waiters) > 0 || len(ch.listeners) == 0 {
+			channels++
+		}
 	}
-	return waiters, len(h.channels)
+	return waiters, channels
 }

@@ -80,7 +80,7 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 		nctx := nctxs[i]
 		h.ends.Watch(context.AfterFunc(nctx, func() { rl.nodeEnded(owner, h, i, nctx) }))
 	}
-	rl.checkQuorumLocked(h)
+	rl.checkQuorumLocked(owner, h)
 	return lctx, nil
 }
 
@@ -98,13 +98,18 @@ func (rl *RedLock) nodeEnded(owner int64, h *hold, i int, nctx context.Context) 
 		return
 	}
 	h.down[i] = true
-	rl.checkQuorumLocked(h)
+	rl.checkQuorumLocked(owner, h)
 }
 
-// checkQuorumLocked cancels h's contexts once too few masters hold it.
-func (rl *RedLock) checkQuorumLocked(h *hold) {
+// checkQuorumLocked ends owner's hold h once too few masters hold it:
+// forgotten first (the owner's next Lock starts a new hold), then its
+// contexts cancelled. The masters' records stay for Unlock to release.
+func (rl *RedLock) checkQuorumLocked(owner int64, h *hold) {
 	if len(rl.nodes)-len(h.down) >= rl.quorum {
 		return
+	}
+	if rl.holds[owner] == h {
+		delete(rl.holds, owner)
 	}
 	cause := fmt.Errorf("%w: held by %d of %d masters, quorum %d", relock.ErrLockLost, len(rl.nodes)-len(h.down), len(rl.nodes), rl.quorum)
 	h.ends.Cancel(cause)
@@ -119,7 +124,7 @@ func (rl *RedLock) checkQuorumLocked(h *hold) {
 func (rl *RedLock) Unlock(ctx context.Context) error {
 	owner, ok := core.OwnerFrom(ctx)
 	if !ok {
-		return fmt.Errorf("redlock: unlock %q: context carries no owner: %w", rl.name, relock.ErrNotHeld)
+		return fmt.Errorf("redlock: unlock %q: %w", rl.name, relock.ErrNoOwner)
 	}
 	replies := make([]any, len(rl.nodes))
 	errs := make([]error, len(rl.nodes))

@@ -33,6 +33,25 @@ func BenchmarkLockUnlock(b *testing.B) {
 	}
 }
 
+// BenchmarkLockUnlockNewOwner is BenchmarkLockUnlock for a context that
+// carries no owner, as in mu.Lock(ctx) with a request's context: each
+// Lock makes an owner, and tracks the context it returns so that a
+// forgotten Unlock is caught (see the relock package doc).
+func BenchmarkLockUnlockNewOwner(b *testing.B) {
+	mu := reentrant.New(newClient(b, nil), redistest.Key(b), nil)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		lctx, err := mu.Lock(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := mu.Unlock(lctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkScripts is the floor under BenchmarkLockUnlock: the same two
 // scripts (acquire, unlock) called straight through go-redis, without the
 // hold record, the watchdog or the contexts. The difference between the

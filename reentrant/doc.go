@@ -32,17 +32,23 @@
 // Reentrancy follows the context: Lock returns a context carrying the
 // owner, and a Lock with that context (in the same goroutine or any
 // goroutine it hands the context to) re-enters instead of waiting. Every
-// Lock needs its own Unlock.
+// Lock needs its own Unlock. Calls of one owner may run at once: when a
+// grant to one of them meets another's re-entry, the first call to record
+// the granted hold takes it as it is and the other re-enters it, so Redis
+// counts the owner's holds as the client does, one for each Lock that
+// returned.
 //
 // Mutual exclusion holds only while the lease holds. Without a fixed lease
 // the client's watchdog renews it while the lock is held, and the context
 // Lock returned is cancelled with cause relock.ErrLockLost when a renewal
 // finds the lock gone or cannot reach Redis before the lease may have
 // expired. With a fixed lease (Options.Lease) nothing renews it, and the
-// returned context's deadline is the lease's end. A fencing token
-// (Options.Fencing, Mutex.Token) increases with every acquire, so a
-// storage system that rejects writes carrying a token lower than one it
-// has seen is safe from a holder that lost its lease without noticing.
+// returned context's deadline is the lease's end. Either way a ForceUnlock
+// on any relock client cancels it within milliseconds (Mutex.ForceUnlock).
+// A fencing token (Options.Fencing, Mutex.Token) increases with every
+// acquire, so a storage system that rejects writes carrying a token lower
+// than one it has seen is safe from a holder that lost its lease without
+// noticing.
 //
 // Waiters are not promised arrival order. Among relock clients alone the
 // lock goes to the longest-registered waiter; with Redisson clients

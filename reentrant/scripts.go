@@ -14,9 +14,11 @@ import (
 
 // acquire runs the acquire script once. Its replies: nil (acquired) or
 // {PTTL, foreign}; with fencing, {1, token} or {0, PTTL, foreign}. A
-// listening waiter registers (hashlock.Join); a registered one takes a
-// grant it finds (hashlock.Queued), but for a fenced one, which is never
-// granted the lock; a Try leaves nothing behind.
+// listening waiter registers (hashlock.Join); an owner that holds nothing
+// on this client takes a grant it finds as it is (hashlock.Queued, and
+// Claim for a try), but for a fenced one, which is never granted the lock
+// (its Ops have no Grants, so it is sent Try and Join only); a Try leaves
+// nothing behind.
 func (m *Mutex) acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
 	c := m.l.C
 	if !m.fencing {
@@ -25,9 +27,6 @@ func (m *Mutex) acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mod
 			return hashlock.Result{Acquired: err == nil}, err
 		}
 		return taken(reply, 0)
-	}
-	if mode == hashlock.Queued {
-		mode = hashlock.Join
 	}
 	reply, err := c.EvalAcquire(ctx, fencedAcquired, scripts.FencedAcquire, m.acquireKeys, m.l.LeaseArg(), f.Arg, mode.Arg())
 	if err != nil {

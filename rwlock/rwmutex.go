@@ -94,7 +94,15 @@ func (rw *RWMutex) TryLock(ctx context.Context, wait time.Duration) (context.Con
 func (rw *RWMutex) Unlock(ctx context.Context) error { return rw.w.Unlock(ctx) }
 
 // ForceUnlock deletes the lock in whichever mode, whoever holds it, and
-// wakes every waiter. It reports whether there was a lock to delete.
+// wakes every waiter. It reports whether there was a lock to delete. Its
+// holders' lock contexts, readers' and writer's, are cancelled with cause
+// relock.ErrLockLost: on this client at once, and on other relock
+// clients within milliseconds: ForceUnlock sends each a notice on its
+// channel, "relock_client:{<client id>}", and the client ends each hold
+// once a renewal (with a fixed lease, a read) finds it gone. A holder
+// whose notice is lost (its subscription connection was down) learns at
+// its next renewal, or when its fixed lease ends; Redisson's holders, at
+// their next renewal.
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	return rw.w.forceUnlock(ctx, "")
 }
@@ -155,7 +163,7 @@ func (s *Side) Unlock(ctx context.Context) error { return s.l.Unlock(ctx) }
 // ForceUnlock deletes the lock if it is in this side's mode, whoever
 // holds it, and wakes every waiter: the read side's never clears a write
 // hold, nor the write side's read holds. It reports whether it deleted
-// the lock.
+// the lock. Its holders are told as by RWMutex.ForceUnlock.
 func (s *Side) ForceUnlock(ctx context.Context) (bool, error) { return s.forceUnlock(ctx, s.mode) }
 
 func (s *Side) forceUnlock(ctx context.Context, mode string) (bool, error) {
@@ -165,14 +173,19 @@ func (s *Side) forceUnlock(ctx context.Context, mode string) (bool, error) {
 	}
 	defer end()
 	reply, err := s.forceScript(ctx, mode)
+	var fields []string
+	var deleted bool
+	if err == nil {
+		fields, deleted, err = core.Forced(reply)
+	}
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %q: %w", s.l.Name, err)
 	}
-	n, _ := reply.(int64)
-	if n == 1 {
-		s.l.C.Lost(s.l.Name, "")
+	if deleted {
+		// The holders here end at once; other relock clients' are told.
+		s.l.C.ForceUnlocked(ctx, s.l.Name, fields)
 	}
-	return n == 1, nil
+	return deleted, nil
 }
 
 // IsLocked reports whether the lock is held in this side's mode.

@@ -7,26 +7,28 @@
 -- ARGV[3]  "0": register nothing (a single try, or a waiter not yet
 --          listening on its client's channel); "1": a listening waiter,
 --          which registers when the lock is taken and leaves the registry
---          when it acquires; "2": as "1" for a registered waiter that
---          holds nothing on its client: its field in the hash is a grant
---          (hand_on), which it takes as it is, one hold, the lease reset
+--          when it acquires; "2": as "1" for an owner that holds nothing
+--          on its client: its field in the hash is a grant (hand_on) to
+--          one of its calls, which it takes as it is, one hold, the lease
+--          reset; "3": as "0" for such an owner, taking its field as "2"
 --
 -- Reply: nil when the caller now holds the lock (hold count + 1, TTL reset
 -- to the lease). Otherwise {pttl, foreign}: the hash's PTTL in
 -- milliseconds, which bounds how long a waiter may sleep before the lock
 -- can expire on its own, and 1 when the holder is not a relock client.
+local listening = ARGV[3] == '1' or ARGV[3] == '2'
 local ttl = redis.call('pttl', KEYS[1])
 if ttl == -2 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-	if ttl == -2 or ARGV[3] ~= '2' then
+	if ttl == -2 or ARGV[3] == '0' or ARGV[3] == '1' then
 		redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	end
 	redis.call('pexpire', KEYS[1], ARGV[1])
-	if ARGV[3] ~= '0' then
+	if listening then
 		redis.call('zrem', KEYS[2], ARGV[2])
 	end
 	return nil
 end
-if ARGV[3] == '0' then
+if not listening then
 	return {ttl, 0}
 end
 return {ttl, registered(KEYS[1], KEYS[2], ARGV[2], ttl)}

@@ -8,9 +8,10 @@
 -- ARGV[4]  "0": take the lock only if it is free and nobody else is
 --          queued, and leave nothing behind (a single try, or a waiter not
 --          yet listening for its grant); "1": take, re-enter or join the
---          queue; "2": as "1" for a waiter that was queued and holds
---          nothing on its client: its field in the hash is a grant
---          (hand_over), which it takes as it is, one hold, the lease reset
+--          queue; "2": as "1" for an owner that holds nothing on its
+--          client: its field in the hash is a grant (hand_over) to one of
+--          its calls, which it takes as it is, one hold, the lease reset;
+--          "3": as "0" for such an owner, taking its field as "2"
 -- ARGV[5]  publish command: PUBLISH, or SPUBLISH for sharded pub/sub
 --
 -- Reply: nil when the caller now holds the lock. Otherwise {turn, ms,
@@ -41,7 +42,7 @@ if ttl == -2 then
 		return nil
 	end
 elseif redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-	if ARGV[4] ~= '2' then
+	if ARGV[4] == '0' or ARGV[4] == '1' then
 		redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	end
 	redis.call('pexpire', KEYS[1], ARGV[1])
@@ -51,7 +52,7 @@ end
 now = now or now_ms()
 local wait = tonumber(ARGV[3])
 local foreign = 0
-if ARGV[4] ~= '0' then
+if ARGV[4] == '1' or ARGV[4] == '2' then
 	-- Join the tail, due the lock's TTL and one wait per place from now.
 	-- (Redisson chains each deadline to the last waiter's and moves them
 	-- all up at every grant; relock's grants do not, so a chained

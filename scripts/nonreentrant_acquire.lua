@@ -11,9 +11,9 @@
 -- ARGV[3]  "0": register nothing (a single try, or a waiter not yet
 --          listening on its client's channel); "1": a listening waiter,
 --          which registers when the lock is taken and leaves the registry
---          when it acquires; "2": as "1" for a registered waiter that
---          holds nothing on its client: its field in the hash is a grant
---          (hand_on), which it takes as it is, the lease reset
+--          when it acquires; "2": as "1" for an owner that holds nothing
+--          on its client: its field in the hash is a grant (hand_on) to
+--          one of its calls, which it takes as it is, the lease reset
 --
 -- Reply: nil when the caller now holds the lock (hold count 1, TTL set to
 -- the lease). The error NON_REENTRANT_REACQUIRE, Redisson's, when the

@@ -5,6 +5,7 @@
 --
 -- Expired permits are reclaimed first.
 --
--- Reply: the count; 0 when the semaphore has none set.
+-- Reply: the count as the key holds it, a decimal string (a Lua number
+-- would round it past 2^53); 0 when the semaphore has none set.
 reclaim(now_ms())
-return tonumber(redis.call('get', KEYS[1])) or 0
+return redis.call('get', KEYS[1]) or 0

@@ -23,13 +23,24 @@ local function now_ms()
 	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- count_up adds n to the count and returns the new count, a decimal
+-- string: INCRBY's reply reaches Lua as a number, a double, which past
+-- 2^53 (relock.MaxCount) is rounded and past 10^17 is written in
+-- exponent form, so what is published or returned is the key's string,
+-- which Redis adds up exactly.
+local function count_up(n)
+	redis.call('incrby', KEYS[1], n)
+	return redis.call('get', KEYS[1])
+end
+
 -- reclaim returns the permits whose expiry has come to the count and,
--- when that leaves any available, publishes the count.
+-- when that leaves any available, publishes the count. (tonumber may
+-- round a count past 2^53, never across zero.)
 local function reclaim(now)
 	local expired = redis.call('zremrangebyscore', KEYS[2], 0, now)
 	if expired > 0 then
-		local value = redis.call('incrby', KEYS[1], expired)
-		if value > 0 then
+		local value = count_up(expired)
+		if tonumber(value) > 0 then
 			redis.call(ARGV[1], KEYS[3], value)
 		end
 	end

@@ -14,6 +14,5 @@ reclaim(now_ms())
 if redis.call('zrem', KEYS[2], ARGV[2]) == 0 then
 	return 0
 end
-local value = redis.call('incrby', KEYS[1], 1)
-redis.call(ARGV[1], KEYS[3], value)
+redis.call(ARGV[1], KEYS[3], count_up(1))
 return 1

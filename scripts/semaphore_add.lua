@@ -8,10 +8,13 @@
 --
 -- Redisson writes the sum with SET, so the key is left without a TTL;
 -- INCRBY and PERSIST leave the same record, with exact integer
--- arithmetic. The new count is published (a count below 1 wakes nobody).
+-- arithmetic. The new count is published (a count below 1 wakes nobody),
+-- read back as the key's string as in semaphore_release.lua: a Lua
+-- number would round it.
 --
--- Reply: the new available count.
-local available = redis.call('incrby', KEYS[1], ARGV[1])
+-- Reply: the new available count, a decimal string.
+redis.call('incrby', KEYS[1], ARGV[1])
 redis.call('persist', KEYS[1])
+local available = redis.call('get', KEYS[1])
 redis.call(ARGV[2], KEYS[2], available)
 return available

@@ -53,4 +53,15 @@
 // With replica sync (relock.Options.SyncReplicas, on by default) an
 // acquire waits for the master's replicas as lock acquires do, and gives
 // back permits they did not confirm.
+//
+// Counts (permits set, added, acquired or released) are at most
+// relock.MaxCount (2^53) in magnitude, the integers Redis's Lua numbers
+// hold exactly; a larger one is an error matching
+// relock.ErrInvalidArgument, sent nowhere, never rounded. The available
+// count itself may grow past MaxCount, by releases and additions, and
+// stays exact there: Redis adds in 64 bits, an acquire of at most
+// MaxCount permits compares right against any count (it never takes more
+// than there is), and the count published and returned is the key's own
+// string. A sum beyond 64 bits is refused by Redis: the call returns its
+// error and the count does not change.
 package semaphore

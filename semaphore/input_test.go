@@ -3,6 +3,9 @@ package semaphore_test
 import (
 	"context"
 	"errors"
+	"math"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,21 +70,44 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestBadPermits: a count of permits to take or return below 1, and a
-// negative wait, are ErrInvalidArgument, and change nothing.
+// TestBadPermits: a count of permits to take or return below 1, any
+// count beyond relock.MaxCount in magnitude (which a Lua number would
+// round), and a negative wait are ErrInvalidArgument, name the package
+// and the count, and change nothing.
 func TestBadPermits(t *testing.T) {
 	bg := context.Background()
 	raw := srv.Client(t)
 	name := redistest.Key(t)
 	s := semaphore.New(newClient(t, nil), name, nil)
-	for _, n := range []int64{0, -1} {
-		for method, err := range map[string]error{
-			"Acquire":    s.Acquire(bg, n),
-			"TryAcquire": s.TryAcquire(bg, n, 0),
-			"Release":    s.Release(bg, n),
-		} {
+	for _, tc := range []struct {
+		n      int64
+		signed bool // also bad as a count to set or add
+	}{
+		{0, false},
+		{-1, false},
+		{-relock.MaxCount, false},
+		{relock.MaxCount + 1, true},
+		{-relock.MaxCount - 1, true},
+		{math.MaxInt64, true},
+		{math.MinInt64, true},
+	} {
+		calls := map[string]func() error{
+			"Acquire":    func() error { return s.Acquire(bg, tc.n) },
+			"TryAcquire": func() error { return s.TryAcquire(bg, tc.n, 0) },
+			"Release":    func() error { return s.Release(bg, tc.n) },
+		}
+		if tc.signed {
+			calls["TrySetPermits"] = func() error { _, err := s.TrySetPermits(bg, tc.n); return err }
+			calls["AddPermits"] = func() error { return s.AddPermits(bg, tc.n) }
+		}
+		for method, call := range calls {
+			err := call()
 			if !errors.Is(err, relock.ErrInvalidArgument) {
-				t.Errorf("%s(%d) = %v, want ErrInvalidArgument", method, n, err)
+				t.Errorf("%s(%d) = %v, want ErrInvalidArgument", method, tc.n, err)
+				continue
+			}
+			if msg := err.Error(); !strings.HasPrefix(msg, "semaphore: ") || !strings.Contains(msg, strconv.FormatInt(tc.n, 10)) {
+				t.Errorf("%s(%d) = %q, want the package and the count in the text", method, tc.n, msg)
 			}
 		}
 	}

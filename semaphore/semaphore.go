@@ -155,6 +155,9 @@ func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
 // it set the count. n may be zero or negative (releases must then come
 // before any acquire succeeds), as in Redisson.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if !core.CountOK(n) {
+		return false, s.invalid("try set permits", fmt.Sprintf("%d permits, beyond relock.MaxCount", n))
+	}
 	end, err := s.begin("try set permits")
 	if err != nil {
 		return false, err
@@ -173,6 +176,9 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // does, it leaves the key without a TTL. Like Release, it is never
 // retried.
 func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
+	if !core.CountOK(delta) {
+		return s.invalid("add permits", fmt.Sprintf("delta %d beyond relock.MaxCount", delta))
+	}
 	end, err := s.begin("add permits")
 	if err != nil {
 		return err
@@ -211,23 +217,11 @@ func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
 	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreDrain, s.keys[:1])
 	if err == nil {
 		var n int64
-		if n, err = integer(reply); err == nil {
+		if n, err = core.ReplyInt(reply); err == nil {
 			return n, nil
 		}
 	}
 	return 0, s.errorf("drain permits", err)
-}
-
-// integer reads a script's integer reply, given as a number or as the
-// decimal string a key held.
-func integer(reply any) (int64, error) {
-	switch v := reply.(type) {
-	case int64:
-		return v, nil
-	case string:
-		return strconv.ParseInt(v, 10, 64)
-	}
-	return 0, fmt.Errorf("unexpected reply %v", reply)
 }
 
 // check returns the semaphore's input error or relock.ErrClosed.
@@ -258,8 +252,11 @@ func (s *Semaphore) permits(op string, n int64) error {
 	if s.err != nil {
 		return s.err
 	}
-	if n <= 0 {
+	switch {
+	case n <= 0:
 		return s.invalid(op, fmt.Sprintf("%d permits, want at least 1", n))
+	case !core.CountOK(n):
+		return s.invalid(op, fmt.Sprintf("%d permits, above relock.MaxCount", n))
 	}
 	return nil
 }

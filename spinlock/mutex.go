@@ -97,10 +97,16 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 // no hold (never locked, already unlocked, or lost).
 func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 
-// ForceUnlock deletes the lock whoever holds it, publishing nothing. It
-// reports whether there was a lock to delete. Holders on this client see
-// their contexts cancelled with relock.ErrLockLost at once; holders
-// elsewhere, at their watchdog's next renewal.
+// ForceUnlock deletes the lock whoever holds it, publishing nothing on
+// the lock's channels (spin waiters poll). It reports whether there was a
+// lock to delete. Its holders' lock contexts are cancelled with cause
+// relock.ErrLockLost: on this client at once, and on other relock
+// clients within milliseconds: ForceUnlock sends each a notice on its
+// channel, "relock_client:{<client id>}", and the client ends the hold
+// once a renewal (with a fixed lease, a read) finds it gone. A holder
+// whose notice is lost (its subscription connection was down) learns at
+// its next renewal, or when its fixed lease ends; Redisson's holders, at
+// their next renewal.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 
 // IsLocked reports whether anyone holds the lock.

@@ -31,8 +31,8 @@ func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field
 	return core.Eval(ctx, rdb, scripts.SpinUnlock, m.keys, m.l.LeaseArg(), f.Arg, core.Flag(last))
 }
 
-// forceUnlock deletes the hash, as Redisson's spin lock does: a DEL,
-// whose reply (1 or 0) is the force-unlock's.
+// forceUnlock deletes the hash, as Redisson's spin lock does with a DEL,
+// and replies its holders (spin_force_unlock.lua).
 func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {
-	return m.l.C.Redis.Del(ctx, m.l.Name).Result()
+	return core.Eval(ctx, m.l.C.Redis, scripts.SpinForceUnlock, m.keys)
 }

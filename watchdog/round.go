@@ -19,15 +19,30 @@ type round struct {
 	took   time.Duration // from sent to the last answer
 }
 
-// round renews every current lease in one pipeline and reports the replies
-// on out. Renewals the server answers NOSCRIPT (a restarted or flushed
-// server) are sent again as EVAL in a second pipeline.
-func (w *Watchdog) round(ctx context.Context, timeout time.Duration, out chan<- round) {
+// round renews every current lease in one pipeline, or with due the
+// leases Check asked for alone, and reports the replies on out. Either
+// way the due leases are renewed, and are due no more. Renewals the
+// server answers NOSCRIPT (a restarted or flushed server) are sent again
+// as EVAL in a second pipeline.
+func (w *Watchdog) round(ctx context.Context, timeout time.Duration, due bool, out chan<- round) {
 	w.mu.Lock()
-	leases := make([]*Lease, 0, len(w.leases))
-	for l := range w.leases {
-		leases = append(leases, l)
+	var leases []*Lease
+	if due {
+		for _, l := range w.due {
+			if !l.ended {
+				leases = append(leases, l)
+			}
+		}
+	} else {
+		leases = make([]*Lease, 0, len(w.leases))
+		for l := range w.leases {
+			leases = append(leases, l)
+		}
 	}
+	for _, l := range w.due {
+		l.due = false
+	}
+	w.due = nil
 	w.mu.Unlock()
 
 	r := round{sent: time.Now(), leases: leases, cmds: make([]*redis.Cmd, len(leases))}
@@ -76,7 +91,11 @@ func isNoScript(err error) bool {
 // error leaves the deadline where it was. It reports whether any lease
 // got an error.
 func (w *Watchdog) apply(r round) (failed bool) {
-	var lost []*Lease
+	type loss struct {
+		l      *Lease
+		reason error
+	}
+	var lost []loss
 	errs := 0
 	w.mu.Lock()
 	onRound := w.onRound
@@ -92,8 +111,15 @@ func (w *Watchdog) apply(r round) (failed bool) {
 			if r.sent.After(l.renewed) {
 				l.renewed = r.sent
 			}
+			if l.gone != nil && !r.sent.Before(l.checked) {
+				l.gone = nil // the lock is held: Check's hint was stale
+			}
 		default:
-			lost = append(lost, w.endLocked(l))
+			reason := ErrGone
+			if l.gone != nil {
+				reason = l.gone
+			}
+			lost = append(lost, loss{w.endLocked(l), reason})
 		}
 	}
 	w.mu.Unlock()
@@ -104,8 +130,8 @@ func (w *Watchdog) apply(r round) (failed bool) {
 		}
 		w.log.Warn("relock: lease renewal failed; retrying", "locks", errs, "error", err)
 	}
-	for _, l := range lost {
-		w.fire(l, ErrGone)
+	for _, x := range lost {
+		w.fire(x.l, x.reason)
 	}
 	if onRound != nil && len(r.leases) > 0 {
 		onRound(len(r.leases), errs, len(lost), r.took)

@@ -55,6 +55,13 @@ type Lease struct {
 	renewed time.Time // send time of the last acquire or renewal that succeeded
 	ended   bool
 	stopped bool // by Stop: lost must not be called any more
+	// Check's state (check.go): gone is the reason a renewal that finds
+	// the lock gone reports, instead of ErrGone, until a renewal sent
+	// after checked finds it held; due tells that the lease is in
+	// Watchdog.due.
+	gone    error
+	checked time.Time
+	due     bool
 }
 
 // Stop ends the lease's renewals. Once Stop returns, lost is not called
@@ -77,6 +84,11 @@ type Watchdog struct {
 	mu      sync.Mutex
 	leases  map[*Lease]struct{}
 	stopped bool
+	// due (guarded by mu) lists the leases Check asked to renew now,
+	// for the next round; checks (buffered, never closed) tells run that
+	// there are some.
+	due    []*Lease
+	checks chan struct{}
 	// onRound is told of each round that had leases (OnRound).
 	onRound func(leases, failures, lost int, took time.Duration)
 
@@ -95,6 +107,7 @@ func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Wa
 		timeout:  timeout,
 		log:      log,
 		leases:   make(map[*Lease]struct{}),
+		checks:   make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -160,7 +173,9 @@ func (w *Watchdog) margin() time.Duration { return w.timeout / 10 }
 // outlives its interval is cut off by its context's deadline (the client
 // honours deadlines: see deadlineClient), a tick that found one in flight
 // starts the next as soon as it ends, and the expiry timer keeps firing
-// meanwhile, so a stalled server cannot delay a loss report.
+// meanwhile, so a stalled server cannot delay a loss report. A Check
+// starts a round of the due leases alone, at once or as soon as the
+// round in flight ends.
 func (w *Watchdog) run() {
 	defer close(w.done)
 	interval := w.timeout / 3
@@ -172,7 +187,11 @@ func (w *Watchdog) run() {
 	defer cancel()
 
 	results := make(chan round, 1)
-	inflight, missed := false, false
+	inflight, missed, checking := false, false, false
+	start := func(due bool) {
+		inflight = true
+		go w.round(ctx, interval, due, results)
+	}
 	// After a round with errors the next one comes after retryDelay, not
 	// a whole interval: a master that failed over is usually replaced
 	// within seconds, and its leases must be renewed on the new one
@@ -196,21 +215,34 @@ func (w *Watchdog) run() {
 				break
 			}
 			retry.Stop()
-			inflight = true
-			go w.round(ctx, interval, results)
+			start(false)
 		case <-retry.C:
-			if !inflight {
-				inflight = true
-				go w.round(ctx, interval, results)
+			if inflight {
+				// A check's round: the retry follows it.
+				missed = true
+				break
 			}
+			start(false)
+		case <-w.checks:
+			if inflight {
+				checking = true
+				break
+			}
+			start(true)
 		case r := <-results:
 			inflight = false
 			failed := w.apply(r)
 			switch {
 			case missed:
-				missed = false
-				inflight = true
-				go w.round(ctx, interval, results)
+				// A whole round renews the due leases too.
+				missed, checking = false, false
+				start(false)
+			case checking:
+				checking = false
+				start(true)
+				if failed {
+					retry.Reset(retryDelay)
+				}
 			case failed:
 				retry.Reset(retryDelay)
 			}

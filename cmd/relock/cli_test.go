@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"os/exec"
 	"regexp"
@@ -195,8 +196,9 @@ func TestList(t *testing.T) {
 }
 
 // TestForceUnlock force-unlocks a lock of each type that a relock client
-// holds while another client's Lock waits: the lock is gone and the
-// waiter gets it within a second.
+// holds while another client's Lock waits: the lock is gone, the waiter
+// gets it within a second, and the holder is told within a second (its
+// lock context cancelled with ErrLockLost), not at its next renewal.
 func TestForceUnlock(t *testing.T) {
 	raw := srv.Client(t)
 	bg := context.Background()
@@ -226,9 +228,11 @@ func TestForceUnlock(t *testing.T) {
 			holder, waiter := newClient(t), newClient(t)
 			name := redistest.Key(t)
 			hold, wait := tc.lockers(holder, waiter, name)
-			if _, err := hold(bg); err != nil {
+			hctx, err := hold(bg)
+			if err != nil {
 				t.Fatal(err)
 			}
+			redistest.AwaitListening(t, raw, holder)
 			acquired := make(chan time.Time, 1)
 			ctx, cancel := context.WithTimeout(bg, 20*time.Second)
 			var wg sync.WaitGroup
@@ -241,19 +245,34 @@ func TestForceUnlock(t *testing.T) {
 			defer cancel()
 			eventually(t, "the waiter waiting", func() bool { return tc.waiting(name, waiter.ID()) })
 
+			toldAt := make(chan time.Time, 1)
+			context.AfterFunc(hctx, func() { toldAt <- time.Now() })
+			started := time.Now()
 			out := ok(t, "force-unlock", "-yes", name)
 			done := time.Now()
 			if !strings.HasPrefix(out, "force-unlocked "+name+" (") || !strings.Contains(out, holder.ID()) {
 				t.Fatalf("force-unlock printed %q", out)
 			}
+			var got time.Time
 			select {
-			case at := <-acquired:
-				if d := at.Sub(done); d > time.Second {
+			case got = <-acquired:
+				if d := got.Sub(done); d > time.Second {
 					t.Fatalf("the waiter got the lock %v after force-unlock, want within 1s", d)
 				}
 			case <-time.After(time.Second):
 				t.Fatal("the waiter did not get the lock within 1s of force-unlock")
 			}
+			var told time.Time
+			select {
+			case told = <-toldAt:
+			case <-time.After(time.Second):
+				t.Fatal("the holder was not told within 1s of force-unlock")
+			}
+			if cause := context.Cause(hctx); !errors.Is(cause, relock.ErrLockLost) || !strings.Contains(cause.Error(), "force-unlocked") {
+				t.Fatalf("holder's cause %v, want ErrLockLost saying it was force-unlocked", cause)
+			}
+			t.Logf("command ran %v; holder told %v after it returned, %v after the waiter got the lock (negative: before)",
+				done.Sub(started), told.Sub(done), told.Sub(got))
 			l, err := inspect.Read(bg, raw, name)
 			if err != nil {
 				t.Fatal(err)
@@ -290,7 +309,8 @@ func TestForceUnlockDeclined(t *testing.T) {
 	if r := cli(t, "y\n", "-url", "redis://"+srv.Addr, "force-unlock", name); r.code != 0 {
 		t.Fatalf("answer y: exit %d, %q", r.code, r.stderr)
 	}
-	if locked, err := mu.IsLocked(ctx); err != nil || locked {
+	// The holder's ctx is cancelled by now, or soon: ask with another.
+	if locked, err := mu.IsLocked(context.Background()); err != nil || locked {
 		t.Fatalf("after answer y: locked %v (%v), want free", locked, err)
 	}
 }

@@ -28,7 +28,8 @@
 //
 // relock reads a lock in one read-only script (package inspect) and
 // finds locks with SCAN, never KEYS. force-unlock runs the lock type's
-// own ForceUnlock through a relock.Client, so that waiters are woken, as
+// own ForceUnlock through a relock.Client, so that waiters are woken and
+// relock holders told at once (their lock contexts cancelled), as
 // deleting the key by hand would not do.
 //
 // The exit status is 0 on success, 1 when the command failed (Redis

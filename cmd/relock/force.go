@@ -19,8 +19,9 @@ import (
 
 // forceCmd deletes a lock whoever holds it, through its lock type's
 // ForceUnlock, which wakes its waiters (a fair lock's next in line, a
-// reentrant lock's waiters, every waiter of a read/write lock), after
-// asking on standard input unless -yes.
+// reentrant lock's waiters, every waiter of a read/write lock) and tells
+// its relock holders' clients, after asking on standard input unless
+// -yes.
 func forceCmd(ctx context.Context, e *env, args []string) error {
 	name := args[0]
 	l, err := e.read(ctx, name)

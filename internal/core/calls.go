@@ -30,7 +30,7 @@ const OpTimeout = 5 * time.Second
 // queue, undoing an acquire. A healthy server answers well within it;
 // against a server that does not answer, the call returns after Grace and
 // the work goes on in the background.
-const Grace = 40 * time.Millisecond
+const Grace = 25 * time.Millisecond
 
 // OpContext returns the context for one Redis call made on behalf of ctx:
 // ctx itself when its deadline bounds the call, or when nothing can end
@@ -260,9 +260,24 @@ func (c *Client) waitBackground(ctx context.Context) {
 	c.bgMu.Lock()
 	c.bgDone = true
 	c.bgMu.Unlock()
-	stop := context.AfterFunc(ctx, c.bgCancel)
-	defer stop()
-	c.bg.Wait()
+	done := make(chan struct{})
+	go func() {
+		c.bg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	// Cancelling does not cut off a read go-redis is blocked in (it
+	// heeds deadlines only, and a handshake on a new connection not even
+	// those): closing relock's own clients does. One the caller
+	// configured so that relock uses it as it is stays open; the work's
+	// OpTimeout bounds it.
+	c.bgCancel()
+	_ = c.closeOwned()
+	<-done
 }
 
 // Transient reports an error of the connection or of the call's time, not

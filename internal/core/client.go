@@ -26,7 +26,7 @@ import (
 
 // Client is the state behind a *relock.Client.
 type Client struct {
-	// Redis sends relock's calls other than acquires (unlocks, give-ups,
+	// Redis sends relock's calls other than acquires (give-ups,
 	// state queries, renewals): the caller's client, or a copy of it that
 	// cuts a call off at its context's deadline (see callClient).
 	Redis           redis.UniversalClient
@@ -38,6 +38,7 @@ type Client struct {
 	Hub             *pubsub.Hub
 	Watchdog        *watchdog.Watchdog
 	Log             *slog.Logger
+	LeakStacks      bool          // record each tracked Lock call's stack for leak reports (leak.go)
 	SyncReplicas    int           // replicas an acquire waits for: SyncAuto, a count, negative: none
 	SyncTimeout     time.Duration // how long it waits for them
 
@@ -49,6 +50,8 @@ type Client struct {
 
 	closeScripts func() error
 	closeCalls   func() error // closes Redis when it is a copy
+	closeOnce    sync.Once    // closeOwned
+	closeErr     error        // closeOwned's
 	closed       atomic.Bool
 	// ops is read-held by every operation that runs scripts, so that
 	// Close closes the script client only once they are done.
@@ -62,6 +65,8 @@ type Client struct {
 
 	mu    sync.Mutex
 	holds map[HoldKey]*hold
+
+	listening atomic.Bool // Listen began (notice.go)
 
 	bgMu   sync.Mutex // guards bgDone and pending, and orders bg.Add before bg.Wait
 	bgDone bool       // Shutdown waits for bg: Background runs nothing
@@ -207,9 +212,15 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	c.waitBackground(ctx)
 	c.bgCancel()
 	c.ops.Lock()
-	err = errors.Join(err, c.closeScripts(), c.closeCalls())
+	err = errors.Join(err, c.closeOwned())
 	c.ops.Unlock()
 	return err
+}
+
+// closeOwned closes relock's own copies of the caller's client, once.
+func (c *Client) closeOwned() error {
+	c.closeOnce.Do(func() { c.closeErr = errors.Join(c.closeScripts(), c.closeCalls()) })
+	return c.closeErr
 }
 
 // release releases holds in Redis, several at a time, until ctx ends.

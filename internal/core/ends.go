@@ -24,9 +24,12 @@ func (e *Ends) Add(cancel context.CancelCauseFunc) {
 // Watch records the stop func of a watch the hold keeps.
 func (e *Ends) Watch(stop func() bool) { e.stops = append(e.stops, stop) }
 
-// Cancel cancels every context the hold returned with cause (nil: a plain
-// cancellation); the watches stay.
+// Cancel cancels every context the hold returned with cause (nil: the
+// owner's last Unlock, ErrUnlocked); the watches stay.
 func (e *Ends) Cancel(cause error) {
+	if cause == nil {
+		cause = ErrUnlocked
+	}
 	if e.first != nil {
 		e.first(cause)
 	}

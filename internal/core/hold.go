@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/relock-go/relock/watchdog"
@@ -31,7 +32,12 @@ type hold struct {
 	ends     Ends
 	lease    *watchdog.Lease // watchdog mode
 	expiry   *time.Timer     // fixed-lease mode: forgets the hold at its end
+	leaseEnd atomic.Int64    // fixed-lease mode: the lease's end, in Unix ns (holdCtx)
 	releaser Releaser        // releases the holds when the client shuts down
+	// A tracked owner's hold (leak.go): its owner, and the stack of its
+	// first Lock call when Client.LeakStacks is set.
+	owner *owner
+	stack []uintptr
 }
 
 // A Releaser releases an owner's holds on a lock in Redis: the lock type
@@ -53,6 +59,7 @@ func (h *hold) end(cause error) {
 		h.expiry.Stop()
 	}
 	h.ends.Cancel(cause)
+	h.untrack()
 	h.c.holdEnded(h, cause)
 }
 
@@ -81,7 +88,9 @@ var ErrHoldTaken = errors.New("relock: the owner's hold was taken by another cal
 // context: a child of ctx cancelled with cause ErrLockLost when the lease
 // is lost and, for a fixed lease, with a deadline at the lease's end. It
 // fails with ErrClosed when the client closed during the acquire; the
-// caller then undoes the acquire.
+// caller then undoes the acquire. For an owner a Lock call made, the
+// context is a handle that the hold does not reference, so that a
+// forgotten Unlock is found (leak.go).
 func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Context, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -96,19 +105,23 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 	h.count++
 	h.token = g.Token
 	h.releaser = g.Releaser
+	ctx, tracked := c.tracking(ctx, key)
 
 	var lctx context.Context
 	var cancel context.CancelCauseFunc
 	if g.Lease > 0 {
+		// The hold's expiry timer, not a deadline of the context's own,
+		// ends the context: it forgets the hold first, so that when the
+		// context is done the hold is over everywhere in the client.
 		end := g.Sent.Add(g.Lease)
-		dctx, dcancel := context.WithDeadlineCause(ctx, end, fmt.Errorf("%w: lease of %v ended", ErrLockLost, g.Lease))
-		var ccancel context.CancelCauseFunc
-		lctx, ccancel = context.WithCancelCause(dctx)
-		cancel = func(cause error) { ccancel(cause); dcancel() }
+		h.leaseEnd.Store(end.UnixNano())
+		var inner context.Context
+		inner, cancel = context.WithCancelCause(ctx)
+		lctx = holdCtx{Context: inner, end: &h.leaseEnd}
 		if h.expiry != nil {
 			h.expiry.Stop()
 		}
-		h.expiry = time.AfterFunc(time.Until(end), func() { c.forget(key, h) })
+		h.expiry = time.AfterFunc(time.Until(end), func() { c.forget(key, h, g.Lease) })
 	} else {
 		lctx, cancel = context.WithCancelCause(ctx)
 		if fresh {
@@ -126,7 +139,7 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 	if fresh {
 		c.holds[key] = h
 	}
-	return lctx, nil
+	return c.hand(tracked, h, lctx), nil
 }
 
 // lose ends a hold whose lease the watchdog reports lost.
@@ -139,15 +152,36 @@ func (c *Client) lose(key HoldKey, h *hold, reason error) {
 	h.end(fmt.Errorf("%w: %w", ErrLockLost, reason))
 }
 
-// forget drops a fixed-lease hold whose lease has ended; its contexts are
-// already past their deadline.
-func (c *Client) forget(key HoldKey, h *hold) {
+// forget drops a fixed-lease hold whose lease has ended, then cancels its
+// contexts. A re-entry that extended the lease meanwhile keeps it.
+func (c *Client) forget(key HoldKey, h *hold, lease time.Duration) {
 	c.mu.Lock()
+	if time.Now().UnixNano() < h.leaseEnd.Load() {
+		c.mu.Unlock()
+		return
+	}
 	if c.holds[key] == h {
 		delete(c.holds, key)
 	}
 	c.mu.Unlock()
-	h.end(fmt.Errorf("%w: lease ended", ErrLockLost))
+	h.end(fmt.Errorf("%w: lease of %v ended", ErrLockLost, lease))
+}
+
+// A holdCtx is the context of a fixed-lease hold: its deadline is the
+// lease's end (the latest, after a re-entry extended it), or its
+// parent's when that is earlier, and the hold's expiry timer cancels it
+// then, after forgetting the hold.
+type holdCtx struct {
+	context.Context
+	end *atomic.Int64 // Unix ns
+}
+
+func (c holdCtx) Deadline() (time.Time, bool) {
+	end := time.Unix(0, c.end.Load())
+	if d, ok := c.Context.Deadline(); ok && d.Before(end) {
+		return d, true
+	}
+	return end, true
 }
 
 // Released records an unlock whose script reported remaining = true
@@ -183,9 +217,9 @@ func (c *Client) Released(key HoldKey, remaining bool) {
 
 // UnlockFailed records an unlock whose outcome is unknown (Redis did not
 // answer): one local hold goes, as for an unlock. After the last, renewal
-// stops and the lock's contexts are cancelled with cause ErrLockLost: the
-// lock, if it is still held, is left to expire with its lease rather
-// than renewed for an owner that has let go of it.
+// stops and the lock's contexts are cancelled with cause ErrUnlocked (the
+// owner let go): the lock, if it is still held, is left to expire with
+// its lease rather than renewed for an owner that has let go of it.
 func (c *Client) UnlockFailed(key HoldKey, err error) {
 	c.mu.Lock()
 	h := c.holds[key]
@@ -200,11 +234,12 @@ func (c *Client) UnlockFailed(key HoldKey, err error) {
 	}
 	delete(c.holds, key)
 	c.mu.Unlock()
-	h.end(fmt.Errorf("%w: unlock failed (%v); the lease is left to run out", ErrLockLost, err))
+	h.end(fmt.Errorf("%w, but Redis did not confirm it (%v): the lock is released in the background once Redis answers, or when its lease runs out", ErrUnlocked, err))
 }
 
-// Lost ends the local holds on name (every owner) with ErrLockLost: the
-// unlock script found no hold, or the lock was force-unlocked.
+// Lost ends the local holds on name of field's owner (every owner's for
+// "") with ErrLockLost: the unlock script found no hold. A force-unlock's
+// are ended by ForceUnlocked (notice.go).
 func (c *Client) Lost(name string, field string) {
 	c.mu.Lock()
 	var ended []*hold

@@ -18,11 +18,13 @@ import (
 // reply (io.EOF, a timeout), after the server may have run it; an acquire
 // run twice counts a hold nobody owns. With retries off a lost reply is
 // an error, which the acquire loop handles: it undoes the acquire and
-// tries again. The other scripts keep the caller's client and its retries:
-// renewals, give-ups and force-unlocks are safe to repeat, and an unlock
-// run twice is caught at the owner's next Unlock (see Client.Released),
-// while turning retries off there would fail an unlock on every pooled
-// connection the server had closed.
+// tries again. Unlocks go through it too, on the connections the owner's
+// acquires warmed (a Lock's context may be done by its Unlock, which then
+// has core.Grace, no time for a dial): one whose reply is lost ends the
+// hold locally, and the last hold's is sent again in the background
+// (hashlock's Unlock), safe since it finds nothing the second time. The
+// other scripts keep relock's call client (callClient) and the caller's
+// retries: renewals, give-ups and force-unlocks are safe to repeat.
 func scriptClient(rdb redis.UniversalClient) (redis.UniversalClient, func() error) {
 	return derive.Unless(rdb, derive.Settings{NoRetries: true, HonourDeadline: true}, func(retries int, deadlines bool) bool {
 		return retries <= 0 && deadlines
@@ -30,7 +32,7 @@ func scriptClient(rdb redis.UniversalClient) (redis.UniversalClient, func() erro
 }
 
 // callClient returns the client relock sends its other calls through
-// (unlocks, give-ups, state queries, the watchdog's renewals), and how
+// (give-ups, state queries, the watchdog's renewals), and how
 // to close it: rdb itself when it cuts calls off at their context's
 // deadline (ContextTimeoutEnabled), otherwise a copy of it of relock's
 // own that does, with rdb's retries. Without that, a call's read waits

@@ -24,6 +24,9 @@ type owner struct {
 	on    *Client // the client field is cached for
 	field string
 	arg   any // field
+	// track counts the lock contexts that carry the owner, for an
+	// owner that a Lock call made (LockOwner); see leak.go.
+	track tracker
 }
 
 // OwnerFrom returns the owner carried by ctx, if any.
@@ -57,6 +60,21 @@ func EnsureOwner(ctx context.Context) (context.Context, int64) {
 		return ctx, id
 	}
 	return WithNewOwner(ctx)
+}
+
+// LockOwner is EnsureOwner for a Lock call, which tracks the owner it
+// makes: no context but those its holds return (and their children)
+// carries that owner, so once they are all unreachable nobody can unlock
+// its holds (leak.go). An owner that ctx carries already, or that
+// WithNewOwner made, may be in contexts a caller keeps, and is not
+// tracked.
+func LockOwner(ctx context.Context) context.Context {
+	if _, ok := ctx.Value(ownerKey{}).(*owner); ok {
+		return ctx
+	}
+	o := &owner{id: lastOwner.Add(1)}
+	o.track.on = true
+	return context.WithValue(ctx, ownerKey{}, o)
 }
 
 // WithNewOwner returns a child of ctx carrying a fresh owner.

@@ -54,10 +54,13 @@ const (
 	Try Mode = "0"
 	// Join takes or re-enters the lock, or queues for it.
 	Join Mode = "1"
-	// Queued is Join for an owner that was queued and holds nothing on
-	// its client: a hold of its in Redis was handed to it, and counts
-	// as it is.
+	// Queued is Join for an owner that holds nothing on its client: a
+	// hold of its in Redis was handed to one of its calls (a grant not
+	// yet recorded), and counts as it is.
 	Queued Mode = "2"
+	// Claim is Try for an owner that holds nothing on its client,
+	// taking a hold of its in Redis as Queued does.
+	Claim Mode = "3"
 )
 
 // Arg is m as a script argument, boxed without allocating.
@@ -67,6 +70,8 @@ func (m Mode) Arg() any {
 		return string(Try)
 	case Queued:
 		return string(Queued)
+	case Claim:
+		return string(Claim)
 	}
 	return string(Join)
 }
@@ -86,8 +91,8 @@ type Ops struct {
 	// last tells that the owner knows of one hold only: the script may
 	// remove the field without reading its count.
 	Unlock func(ctx context.Context, rdb redis.Scripter, f Field, last bool) (any, error)
-	// ForceUnlock deletes the lock: reply 1 if it existed, else 0. Only
-	// Lock.ForceUnlock uses it.
+	// ForceUnlock deletes the lock and replies the holders it deleted,
+	// as core.Forced reads it. Only Lock.ForceUnlock uses it.
 	ForceUnlock func(ctx context.Context) (any, error)
 	// Channel is the channel on which field's waits are woken, and tag
 	// the waiter's tag there ("" for none): a message "<tag>:<lease ms>"
@@ -232,7 +237,7 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 		return nil, err
 	}
 	defer end()
-	ctx, _ = core.EnsureOwner(ctx)
+	ctx = core.LockOwner(ctx)
 	key, f, _ := l.owner(ctx)
 	a := &acquire{l: l, ctx: ctx, key: key, f: f, bound: bound, backoff: minTurnBackoff}
 	spec := wait.Spec{
@@ -272,15 +277,24 @@ type acquire struct {
 // Attempt runs the acquire script once.
 func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
 	l := a.l
+	try := a.bound == 0 || !listening
 	mode := Join
 	switch {
-	case a.bound == 0 || !listening:
-		mode = Try
-	case a.queued && l.Ops.Grants && !l.C.Holding(a.key):
-		// Only where releases hand the lock over: a type without
-		// grants counts every hold it finds its owner's, so a hold
-		// another call of the owner took meanwhile is not a grant.
+	case l.Ops.Grants && !l.C.Holding(a.key):
+		// Where releases hand the lock over, a hold of an owner that
+		// holds nothing on this client may be a grant to another of its
+		// calls, not yet recorded, whatever this call is: counting a
+		// re-entry on top would leave Redis one hold ahead once that
+		// call records the grant too. It is taken as it is, and of two
+		// calls taking one hold so, the second to record it re-enters
+		// (take). A type without grants counts every hold it finds its
+		// owner's.
 		mode = Queued
+		if try {
+			mode = Claim
+		}
+	case try:
+		mode = Try
 	}
 	// A clean-up of this owner's acquire or unlock that goes on in the
 	// background (an undo of an attempt whose reply was lost) must not
@@ -300,9 +314,16 @@ func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
 		a.refused = true
 		return wait.Outcome{}, r.Refused
 	case r.Acquired:
-		return a.take(core.Grant{Sent: sent, Token: r.Token, Handoff: mode == Queued})
+		o, err := a.take(core.Grant{Sent: sent, Token: r.Token, Handoff: mode == Queued || mode == Claim})
+		if err == nil && !o.Acquired {
+			// Another call of the owner recorded the hold first: this
+			// one re-enters it, at once, so that a single try does not
+			// fail for a lock its owner holds.
+			return a.Attempt(listening)
+		}
+		return o, err
 	}
-	a.queued = a.queued || mode != Try
+	a.queued = a.queued || mode == Join || mode == Queued
 	a.asked = sent
 	o := wait.Outcome{TTL: r.Sleep}
 	if r.Foreign && l.Ops.Foreign != nil {
@@ -376,8 +397,10 @@ func (a *acquire) GiveUp() error {
 	})
 }
 
-// take records an acquire. A grant some other call of the owner took
-// first leaves the outcome not acquired, for an attempt that re-enters.
+// take records an acquire. A hold Redis counts once (a grant, or one
+// taken as it was: core.Grant.Handoff) that some other call of the owner
+// recorded first leaves the outcome not acquired, for an attempt that
+// re-enters.
 func (a *acquire) take(g core.Grant) (wait.Outcome, error) {
 	l := a.l
 	g.Kind, g.Lease, g.Renewal, g.Releaser = l.Pkg, l.Lease, l.renewal(a.f), l
@@ -391,6 +414,8 @@ func (a *acquire) take(g core.Grant) (wait.Outcome, error) {
 		return wait.Outcome{}, err
 	}
 	a.lctx = lctx
+	// The client hears of a ForceUnlock elsewhere from its first hold on.
+	l.C.Listen()
 	return wait.Outcome{Acquired: true}, nil
 }
 
@@ -457,13 +482,17 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	}
 	key, f, ok := l.owner(ctx)
 	if !ok {
-		return l.errorf("unlock", fmt.Errorf("context carries no owner: %w", relock.ErrNotHeld))
+		return l.errorf("unlock", relock.ErrNoOwner)
 	}
 	// The unlock runs by ctx's deadline, or within core.Grace when ctx
 	// is done already (a lock context whose parent ended).
 	holds := l.C.Holds(key)
 	cctx, cancel := l.C.CleanupContext(ctx)
-	reply, err := l.Ops.Unlock(cctx, l.C.Redis, f, holds == 1)
+	// Through the acquires' client: its connections are the ones the
+	// owner's Lock used, so an Unlock given only core.Grace (its context
+	// done) rarely waits for a dial and a TLS handshake, and a reply it
+	// loses is handled here rather than resent by go-redis.
+	reply, err := l.Ops.Unlock(cctx, l.C.Scripts, f, holds == 1)
 	cancel()
 	if err != nil {
 		l.C.UnlockFailed(key, err)
@@ -473,7 +502,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		// twice finds nothing the second time, and the owner's next Lock
 		// waits for it.
 		again := holds <= 1 && core.Transient(err) && l.C.Detach(ctx, key, func(ctx context.Context) {
-			_, _ = l.Ops.Unlock(ctx, l.C.Redis, f, true)
+			_, _ = l.Ops.Unlock(ctx, l.C.Scripts, f, true)
 		})
 		switch {
 		case holds == 0 && core.Transient(err):
@@ -496,7 +525,8 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	return nil
 }
 
-// ForceUnlock deletes the lock whoever holds it.
+// ForceUnlock deletes the lock whoever holds it, and tells its holders'
+// clients (core.ForceUnlocked).
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	end, err := l.Begin()
 	if err != nil {
@@ -509,11 +539,14 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, l.errorf("force unlock", err)
 	}
+	fields, deleted, err := core.Forced(reply)
+	if err != nil {
+		return false, l.errorf("force unlock", err)
+	}
 	// Local holds end even when there was nothing to delete: the lock
 	// they recorded has already expired.
-	l.C.Lost(l.Name, "")
-	n, _ := reply.(int64)
-	return n == 1, nil
+	l.C.ForceUnlocked(ctx, l.Name, fields)
+	return deleted, nil
 }
 
 // Token returns the fencing token of ctx's owner's current hold.

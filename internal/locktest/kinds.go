@@ -19,6 +19,7 @@ var (
 		New: func(rc *relock.Client, name string, lease time.Duration) Lock {
 			return reentrant.New(rc, name, &reentrant.Options{Lease: lease})
 		},
+		Grants: true,
 	}
 
 	Fair = Kind{
@@ -26,6 +27,7 @@ var (
 			return fair.New(rc, name, &fair.Options{Lease: lease})
 		},
 		Residue: FairResidue,
+		Grants:  true,
 	}
 
 	// RWWriter is a read/write lock's write side, an exclusive reentrant

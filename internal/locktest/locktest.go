@@ -59,6 +59,11 @@ type Kind struct {
 	// within it, where listening kinds are woken. Zero for listening
 	// kinds.
 	Poll time.Duration
+
+	// Grants tells that a release may hand the lock to the waiter it
+	// wakes (the fair and reentrant locks): the suite races such grants
+	// with re-entries of the waiter's owner.
+	Grants bool
 }
 
 // Run runs the suite against locks of kind k on srv, a server the calling
@@ -84,7 +89,9 @@ type test struct {
 var shared = []test{
 	{"ReentrancyFollowsContext", reentrancyFollowsContext},
 	{"SameOwnerWaiters", sameOwnerWaiters},
+	{"SameOwnerReentryRacesGrant", sameOwnerReentryRacesGrant},
 	{"UnlockByNonOwner", unlockByNonOwner},
+	{"UnlockWithoutOwner", unlockWithoutOwner},
 	{"UnlockCancelledContext", unlockCancelledContext},
 	{"ContextCancelledByUnlock", contextCancelledByUnlock},
 	{"TryLock", tryLock},
@@ -98,6 +105,9 @@ var shared = []test{
 	{"FixedLease", fixedLease},
 	{"HandoffLeases", handoffLeases},
 	{"ForceUnlock", forceUnlock},
+	{"ForceUnlockTellsHolder", forceUnlockTellsHolder},
+	{"ForceUnlockRetaken", forceUnlockRetaken},
+	{"ForceUnlockRedissonHolder", forceUnlockRedissonHolder},
 	{"MutualExclusion", mutualExclusion},
 	{"BadInput", badInput},
 	{"Close", closeClient},

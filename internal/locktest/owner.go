@@ -151,7 +151,8 @@ func contextCancelledByUnlock(t *testing.T, e *env) {
 }
 
 // forceUnlock: deletes whoever holds the lock, reports whether there was
-// one, and the holder on another client learns at its next renewal.
+// one, and the holder on another client learns of it (at once: see
+// forceUnlockTellsHolder; here at its next renewal at the latest).
 func forceUnlock(t *testing.T, e *env) {
 	bg := context.Background()
 	rc := e.client(t, &relock.Options{WatchdogTimeout: time.Second})

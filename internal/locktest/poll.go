@@ -58,15 +58,18 @@ func (e *env) subscribeCalls(t testing.TB) int64 {
 // pollsWithoutListening, for a kind whose waiters poll (Kind.Poll): a
 // waiter subscribes to nothing, keeps trying while the lock is held, and
 // takes the lock within about one sleep of the release, which announces
-// nothing.
+// nothing. Once it holds the lock, its client listens on its own channel
+// for force-unlocks (one subscription), as the holder's does.
 func pollsWithoutListening(t *testing.T, e *env) {
 	e = e.isolated(t)
 	bg := context.Background()
 	name := redistest.Key(t)
-	holder := e.k.New(e.client(t, nil), name, 0)
+	hc := e.client(t, nil)
+	holder := e.k.New(hc, name, 0)
 	rc, calls := e.countedClient(t, nil)
 	waiter := e.k.New(rc, name, 0)
 	hctx := lockT(t, holder, bg)
+	redistest.AwaitListening(t, e.redis(t), hc)
 	subscribed := e.subscribeCalls(t)
 
 	acquired := make(chan time.Time, 1)
@@ -97,8 +100,9 @@ func pollsWithoutListening(t *testing.T, e *env) {
 	if handoff > e.k.Poll+time.Second {
 		t.Fatalf("waiter acquired %v after the unlock, past its %v backoff", handoff, e.k.Poll)
 	}
-	if n := e.subscribeCalls(t) - subscribed; n != 0 {
-		t.Fatalf("%d subscriptions made while a polling waiter waited", n)
+	redistest.AwaitListening(t, e.redis(t), rc)
+	if n := e.subscribeCalls(t) - subscribed; n != 1 {
+		t.Fatalf("%d subscriptions made while a polling waiter waited and took the lock, want its client's own one", n)
 	}
 	if n := e.subscribers(t, e.redis(t), name); n != 0 {
 		t.Fatalf("%d subscribers on the lock's channel", n)

@@ -31,6 +31,7 @@ var readerTests = []test{
 	{"WriteUnlockWakesAllReaders", writeUnlockWakesAllReaders},
 	{"ReentrancyAndDowngrade", reentrancyAndDowngrade},
 	{"ForceUnlockSides", forceUnlockSides},
+	{"ForceUnlockTellsReaders", forceUnlockTellsReaders},
 	{"Exclusion", readWriteExclusion},
 }
 

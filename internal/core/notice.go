@@ -1,0 +1,203 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock/watchdog"
+)
+
+// A ForceUnlock deletes a lock whoever holds it. Its holders on the
+// forcing client are told at once; those on other relock clients would
+// otherwise learn of it only at their next renewal (a third of the
+// lease: 10s by default), while the lock's next owner already holds it.
+// So the force-unlock scripts reply the holders' fields, read in the same
+// atomic step as the deletion, and the forcing client publishes a notice,
+// the lock's name, on the channel of each other relock client among them
+// (NoticeChannel). A client listens on its channel from its first hold on
+// (Listen) and, told of a lock, has each of its holds there checked in
+// Redis at once rather than ended: the notice is only a hint, which may
+// come late (after the owner took the lock again) or from anyone, and
+// Redis has the last word.
+//
+// One channel per client, not per held lock: a client holding 10,000
+// locks keeps one subscription, and a hold costs no SUBSCRIBE. The cost
+// is that the channel is in a slot of its own, so on a cluster with
+// sharded pub/sub the script, which may publish only in its keys' slot,
+// cannot publish the notice: the forcing client does, after the script.
+// A notice that is lost (the holder's subscription not yet confirmed, or
+// its connection down) leaves the holder to learn at its next renewal, or
+// when its fixed lease ends.
+
+// The reasons a hold ends when its lock is force-unlocked, after
+// ErrLockLost in the cause.
+var (
+	errForcedHere  = errors.New("force-unlocked by this client (ForceUnlock)")
+	errForcedThere = errors.New("force-unlocked by another client (ForceUnlock), which told this one")
+)
+
+// NoticeChannel is the channel on which the relock client id is told of
+// force-unlocks of the locks it holds: "relock_client:{<id>}". Only
+// relock clients listen there; each message is a lock's name.
+func NoticeChannel(id string) string { return Prefix("relock_client", id) }
+
+// Listen has the client listen on its NoticeChannel, once: the first call
+// subscribes in the background and returns at once, so that an acquire
+// never waits for it; later calls return at once. A subscription that
+// could not be made (the hub closed, or the cluster layout could not be
+// read within OpTimeout) is tried again at the next call.
+func (c *Client) Listen() {
+	if c.listening.Load() || !c.listening.CompareAndSwap(false, true) {
+		return
+	}
+	started := c.Background(func() {
+		ctx, cancel := c.bgContext(context.Background())
+		defer cancel()
+		if err := c.Hub.Listen(ctx, NoticeChannel(c.ID), c.notice); err != nil {
+			c.listening.Store(false)
+		}
+	})
+	if !started {
+		c.listening.Store(false)
+	}
+}
+
+// notice handles a message on the client's channel, name being a lock
+// that a ForceUnlock on another client deleted. It is called on the
+// hub's delivery goroutine with no lock held, and does not block: each
+// of the client's holds on name is checked in Redis in the background. A
+// watchdog-renewed hold's lease is renewed now (watchdog.Lease.Check),
+// and the watchdog reports it lost if the renewal finds it gone, which
+// ends the hold with ErrLockLost; a fixed-lease hold, which must not be
+// renewed, is read (verify).
+func (c *Client) notice(name string) {
+	type check struct {
+		key   HoldKey
+		h     *hold
+		lease *watchdog.Lease
+		count int
+	}
+	var checks []check
+	c.mu.Lock()
+	for key, h := range c.holds {
+		if key.Name == name {
+			checks = append(checks, check{key, h, h.lease, h.count})
+		}
+	}
+	c.mu.Unlock()
+	for _, ch := range checks {
+		if ch.lease != nil {
+			ch.lease.Check(errForcedThere)
+			continue
+		}
+		c.verify(ch.key, ch.h, ch.count)
+	}
+}
+
+// verify ends the fixed-lease hold h of key, which had count holds when
+// its notice came, if the owner's field is gone from the lock's hash.
+// The read runs in the background, bounded by OpTimeout; when it fails
+// the hold stays, and its lease bounds it. A hold whose count changed
+// meanwhile stays too: the owner took the lock again (or released it),
+// perhaps after the read.
+func (c *Client) verify(key HoldKey, h *hold, count int) {
+	c.Background(func() {
+		ctx, cancel := c.bgContext(context.Background())
+		defer cancel()
+		held, err := c.Redis.HExists(ctx, key.Name, key.Field).Result()
+		if err != nil || held {
+			return
+		}
+		c.mu.Lock()
+		if c.holds[key] != h || h.count != count {
+			c.mu.Unlock()
+			return
+		}
+		delete(c.holds, key)
+		c.mu.Unlock()
+		h.end(fmt.Errorf("%w: %w", ErrLockLost, errForcedThere))
+	})
+}
+
+// Forced reads a force-unlock script's reply: {1, <field>...} when it
+// deleted the lock, the fields being its holders', or {0}.
+func Forced(reply any) (fields []string, deleted bool, err error) {
+	r, ok := reply.([]any)
+	if !ok || len(r) == 0 {
+		return nil, false, fmt.Errorf("unexpected force-unlock reply %v", reply)
+	}
+	if r[0] != int64(1) {
+		return nil, false, nil
+	}
+	fields = make([]string, 0, len(r)-1)
+	for _, f := range r[1:] {
+		if s, ok := f.(string); ok {
+			fields = append(fields, s)
+		}
+	}
+	return fields, true, nil
+}
+
+// ForceUnlocked records a force-unlock of the lock name by this client,
+// fields being the holders it deleted (Forced): the client's own holds on
+// name end with ErrLockLost at once, and every other relock client among
+// the holders is sent a notice on its channel, within ctx's deadline or
+// CleanupGrace past its end (the lock is gone either way). Redisson's
+// holders (version-4 UUIDs) cannot listen, and are not told. A notice
+// that cannot be sent is logged: its holders learn at their next renewal.
+func (c *Client) ForceUnlocked(ctx context.Context, name string, fields []string) {
+	c.mu.Lock()
+	var ended []*hold
+	for key, h := range c.holds {
+		if key.Name == name {
+			delete(c.holds, key)
+			ended = append(ended, h)
+		}
+	}
+	c.mu.Unlock()
+	for _, h := range ended {
+		h.end(fmt.Errorf("%w: %w", ErrLockLost, errForcedHere))
+	}
+
+	ids := make(map[string]bool)
+	for _, f := range fields {
+		if id, ok := relockClient(f); ok && id != c.ID {
+			ids[id] = true
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	cctx, cancel := c.CleanupContext(ctx)
+	defer cancel()
+	_, err := c.Redis.Pipelined(cctx, func(pipe redis.Pipeliner) error {
+		for id := range ids {
+			if c.Publish == "SPUBLISH" {
+				pipe.SPublish(cctx, NoticeChannel(id), name)
+			} else {
+				pipe.Publish(cctx, NoticeChannel(id), name)
+			}
+		}
+		return nil
+	})
+	if err != nil && c.Log != nil {
+		c.Log.Warn("relock: force-unlock could not tell the holders' clients; they learn at their next renewal",
+			"lock", name, "clients", len(ids), "error", err)
+	}
+}
+
+// relockClient returns the client ID that an owner field begins with,
+// "<id>:<owner>" or a writer's "<id>:<owner>:write", if it is a relock
+// client's: a version-8 UUID (Redisson's are version 4).
+func relockClient(field string) (string, bool) {
+	if len(field) < 38 || field[36] != ':' {
+		return "", false
+	}
+	id := field[:36]
+	u, err := uuid.Parse(id)
+	return id, err == nil && u.Version() == 8
+}

@@ -1,0 +1,34 @@
+package watchdog
+
+import "time"
+
+// Check has the watchdog renew the lease now, in a round of its own (or
+// as soon as the round in flight ends), rather than at its next
+// interval: someone says the lock may be gone, a hint the renewal
+// settles. If the renewal finds the lock gone, lost is called with
+// reason gone rather than ErrGone; if it finds it held, nothing changes,
+// as the hint was stale (the lock taken again since, say). Any renewal
+// that finds the lock gone before one sent after Check has found it held
+// reports gone too.
+//
+// Check does not block: it may be called from a goroutine that must not,
+// such as a pub/sub delivery. It does nothing on a lease that has ended.
+func (l *Lease) Check(gone error) {
+	w := l.w
+	w.mu.Lock()
+	if l.ended {
+		w.mu.Unlock()
+		return
+	}
+	l.gone, l.checked = gone, time.Now()
+	if !l.due {
+		l.due = true
+		w.due = append(w.due, l)
+	}
+	w.mu.Unlock()
+	select {
+	case w.checks <- struct{}{}:
+	default:
+		// run has a check to start already, which takes every due lease.
+	}
+}
