@@ -1,4 +1,5 @@
-// Relockvet checks that relock lock contexts are kept and released with.
+// Relockvet checks that relock lock contexts are kept and given to their
+// release.
 //
 // A relock lock call returns a context that carries the hold's owner,
 // and only a context carrying that owner releases the hold. Relockvet

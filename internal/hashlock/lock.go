@@ -495,6 +495,9 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	reply, err := l.Ops.Unlock(cctx, l.C.Scripts, f, holds == 1)
 	cancel()
 	if err != nil {
+		// Read ctx's end first: ending the hold below cancels ctx when
+		// it is one of the hold's own contexts.
+		ended := core.Ended(ctx, nil, err)
 		l.C.UnlockFailed(key, err)
 		// The owner's last hold, or a hold Redis may still have for an
 		// owner that holds none here (lost to a partition, say), is
@@ -509,9 +512,9 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 			// The answer is known here: this owner holds nothing.
 			return l.errorf("unlock", fmt.Errorf("%w (Redis did not answer: %w)", relock.ErrNotHeld, err))
 		case again:
-			err = fmt.Errorf("%w (sent again in the background, for up to %v; the lease bounds what it cannot do)", err, core.OpTimeout)
+			ended = fmt.Errorf("%w (sent again in the background, for up to %v; the lease bounds what it cannot do)", ended, core.OpTimeout)
 		}
-		return l.errorf("unlock", core.Ended(ctx, nil, err))
+		return l.errorf("unlock", ended)
 	}
 	if reply == nil {
 		l.C.Lost(l.Name, key.Field)

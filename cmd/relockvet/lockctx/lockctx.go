@@ -22,7 +22,7 @@ var Analyzer = &analysis.Analyzer{
 	Run:      run,
 }
 
-const doc = `check that relock lock contexts are kept and released with
+const doc = `check that relock lock contexts are kept and given to their release
 
 A relock lock call (Lock, TryLock, RLock, TryRLock) returns a context that
 carries the hold's owner; only a context carrying that owner releases the
@@ -88,10 +88,10 @@ type funcInfo struct {
 	closes  bool // a relock.Client is closed or shut down
 }
 
+// run checks every function declaration of the package. It has no fast
+// path on the package's imports: a package may call the methods of a
+// relock value it gets from another package without importing relock.
 func run(pass *analysis.Pass) (any, error) {
-	if !importsRelock(pass.Pkg) {
-		return nil, nil
-	}
 	for _, file := range pass.Files {
 		for _, decl := range file.Decls {
 			if fd, ok := decl.(*ast.FuncDecl); ok && fd.Body != nil {
@@ -100,20 +100,6 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	return nil, nil
-}
-
-// importsRelock reports whether pkg is, or imports, a relock package:
-// no other package can make a relock call.
-func importsRelock(pkg *types.Package) bool {
-	if inModule(pkg.Path()) {
-		return true
-	}
-	for _, imp := range pkg.Imports() {
-		if inModule(imp.Path()) {
-			return true
-		}
-	}
-	return false
 }
 
 func inModule(path string) bool {
@@ -232,7 +218,7 @@ func (f *funcInfo) addCall(call *ast.CallExpr, stack []ast.Node) {
 			}
 			l := &lockCall{call: call, recv: recv, name: name, release: releases[m.Name()]}
 			l.fn = innermostFunc(stack)
-			l.setResults(f.pass.TypesInfo, stack[len(stack)-1])
+			l.setResults(stack[len(stack)-1])
 			f.locks = append(f.locks, l)
 		}
 	case "Unlock", "RUnlock":
@@ -248,7 +234,7 @@ func (f *funcInfo) addCall(call *ast.CallExpr, stack []ast.Node) {
 }
 
 // setResults records where l's results go, given the call's parent.
-func (l *lockCall) setResults(info *types.Info, parent ast.Node) {
+func (l *lockCall) setResults(parent ast.Node) {
 	var lhs []ast.Expr
 	switch p := parent.(type) {
 	case *ast.ExprStmt, *ast.GoStmt, *ast.DeferStmt:

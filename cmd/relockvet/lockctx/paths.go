@@ -192,8 +192,10 @@ func (f *funcInfo) unreleasedPath(g *cfg.CFG, l *lockCall, family map[*types.Var
 			}
 		}
 		errKept = errKept && !f.assignsTo(errVar, nodes)
-		if k := f.failBranch(errVar, nodes, succs); errKept && k >= 0 {
-			succs = succs[1-k : 2-k]
+		if errKept {
+			if k := f.failBranch(errVar, nodes, succs); k >= 0 {
+				succs = succs[1-k : 2-k]
+			}
 		}
 		for _, b := range succs {
 			if seen[b] {
@@ -252,7 +254,7 @@ func (f *funcInfo) assignsTo(v *types.Var, nodes []ast.Node) bool {
 // err is not nil, when nodes end in a condition on err (an if
 // condition, a tagless switch case); otherwise -1.
 func (f *funcInfo) failBranch(err *types.Var, nodes []ast.Node, succs []*cfg.Block) int {
-	if err == nil || len(nodes) == 0 || len(succs) != 2 {
+	if len(nodes) == 0 || len(succs) != 2 {
 		return -1
 	}
 	cond, ok := nodes[len(nodes)-1].(ast.Expr)

@@ -62,3 +62,7 @@ func discardReentry(ctx context.Context, mu *reentrant.Mutex) error {
 func returnLock(ctx context.Context, mu *reentrant.Mutex) (context.Context, error) {
 	return mu.Lock(ctx)
 }
+
+func discardTryCampaign(ctx context.Context, e *election.Election) {
+	e.TryCampaign(ctx, "a", 0) // want `the context e\.TryCampaign returns ends with the leadership`
+}

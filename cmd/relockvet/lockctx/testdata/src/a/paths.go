@@ -354,3 +354,33 @@ func untilLostOrDone(mu *reentrant.Mutex, done <-chan struct{}) error {
 		return mu.Unlock(lctx)
 	}
 }
+
+type holder struct{ ctx context.Context }
+
+func stored(ctx context.Context, mu *reentrant.Mutex) *holder {
+	lctx, err := mu.Lock(ctx)
+	if err != nil {
+		return nil
+	}
+	return &holder{ctx: lctx}
+}
+
+func sent(ctx context.Context, mu *reentrant.Mutex, ch chan<- context.Context) error {
+	lctx, err := mu.Lock(ctx)
+	if err != nil {
+		return err
+	}
+	ch <- lctx
+	return nil
+}
+
+func declared(ctx context.Context, rw *rwlock.RWMutex, b bool) error {
+	var rctx, err = rw.TryRLock(ctx, time.Second) // want `rctx, the context rw\.TryRLock returned, is not unlocked on every path: the function can return at line 383 without rw\.RUnlock\(rctx\)`
+	if err != nil {
+		return err
+	}
+	if b {
+		return nil
+	}
+	return rw.RUnlock(rctx)
+}
