@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/latch"
 	"github.com/relock-go/relock/pubsub"
 )
@@ -31,7 +32,10 @@ type latchResult struct {
 	// CmdsPerRound are the commands clients sent in each round, from the
 	// TrySetCount to the last Await's return.
 	CmdsPerRound []int64 `json:"redis_commands_per_round"`
-	Err          string  `json:"error,omitempty"`
+	// SetupPerRound are those of CmdsPerRound that set clients up once
+	// (latchSetup): the first round's, on fresh clients.
+	SetupPerRound []int64 `json:"redis_setup_commands_per_round"`
+	Err           string  `json:"error,omitempty"`
 }
 
 // latchID labels scenario (l)'s row.
@@ -41,6 +45,13 @@ const latchID = "relock latch"
 // ones its scripts run, and the benchmark's own INFO and PUBSUB NUMSUB
 // (before Redis 7, commandstats names no subcommand).
 var latchUncounted = relockInner("decr", "info", "pubsub", "pubsub|numsub")
+
+// latchSetup names the commands a fresh client sends once, not per
+// round: its connections' HELLO and CLIENT calls, the SUBSCRIBE of the
+// latch's channel with the PING that confirms it (the channel then stays
+// subscribed, relock.Options.Linger), and the EVAL that loads a script
+// the first time.
+var latchSetup = set("hello", "client", "client|setinfo", "client|setname", "subscribe", "ping", "eval", "script", "script|load")
 
 // latchWithin bounds the wait for a round's awaiters to park, and for
 // them to return once the latch opens.
@@ -54,6 +65,7 @@ func (e *env) runLatch() (latchResult, error) {
 	res := latchResult{Kind: latchID, Awaiters: cfg.LatchAwaiters, Clients: cfg.LatchClients, Rounds: cfg.LatchRounds}
 	name := e.name("latch")
 	latches := make([]*latch.Latch, 1+cfg.LatchClients) // the counter's, then the awaiters'
+	rcs := make([]*relock.Client, len(latches))
 	for i := range latches {
 		rdb, rc, err := newRelock(e.addr, openOpts{})
 		if err != nil {
@@ -61,11 +73,11 @@ func (e *env) runLatch() (latchResult, error) {
 		}
 		defer rdb.Close()
 		defer rc.Close()
-		latches[i] = latch.New(rc, name, nil)
+		latches[i], rcs[i] = latch.New(rc, name, nil), rc
 	}
 	var wakes []int64
 	for round := range cfg.LatchRounds {
-		w, err := e.latchRound(latches[0], latches[1:], &res)
+		w, err := e.latchRound(latches[0], latches[1:], rcs[1:], &res)
 		if err != nil {
 			return res, fmt.Errorf("round %d: %w", round+1, err)
 		}
@@ -79,11 +91,12 @@ func (e *env) runLatch() (latchResult, error) {
 	return res, nil
 }
 
-// latchRound gives the latch a count of 1, starts the awaiters, waits
-// until they are parked, lets them sleep LatchSettle, then counts down
-// from counter and returns each awaiter's wake-up, in nanoseconds. It
-// adds the round's commands and its parked period to res.
-func (e *env) latchRound(counter *latch.Latch, awaiters []*latch.Latch, res *latchResult) ([]int64, error) {
+// latchRound gives the latch a count of 1, starts the awaiters (awaiters[i]
+// on clients[i]), waits until they are parked, lets them sleep
+// LatchSettle, then counts down from counter and returns each awaiter's
+// wake-up, in nanoseconds. It adds the round's commands and its parked
+// period to res.
+func (e *env) latchRound(counter *latch.Latch, awaiters []*latch.Latch, clients []*relock.Client, res *latchResult) ([]int64, error) {
 	n := e.cfg.LatchAwaiters
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -104,7 +117,7 @@ func (e *env) latchRound(counter *latch.Latch, awaiters []*latch.Latch, res *lat
 		})
 	}()
 	channel := pubsub.LatchPrefix + "{" + counter.Name() + "}"
-	if err := e.parked(ctx, channel, len(awaiters), n, before); err != nil {
+	if err := e.parked(ctx, channel, clients, n, before); err != nil {
 		return nil, err
 	}
 	p0 := e.snapshot()
@@ -125,7 +138,13 @@ func (e *env) latchRound(counter *latch.Latch, awaiters []*latch.Latch, res *lat
 	case <-time.After(latchWithin):
 		return nil, fmt.Errorf("awaiters still waiting %v after the CountDown", latchWithin)
 	}
-	res.CmdsPerRound = append(res.CmdsPerRound, before.to(e.snapshot()).sent(latchUncounted))
+	d := before.to(e.snapshot())
+	res.CmdsPerRound = append(res.CmdsPerRound, d.sent(latchUncounted))
+	var setup int64
+	for cmd := range latchSetup {
+		setup += d.calls[cmd]
+	}
+	res.SetupPerRound = append(res.SetupPerRound, setup)
 	wakes := make([]int64, n)
 	for i, at := range returned {
 		if at < opened {
@@ -137,18 +156,23 @@ func (e *env) latchRound(counter *latch.Latch, awaiters []*latch.Latch, res *lat
 }
 
 // parked waits until a round's awaiters sleep: channel has a subscriber
-// per client, and the GETs run since since (each awaiter reads the count
-// once subscribed, and goes to sleep) are at least one per awaiter and
+// per client, the clients count every awaiter among their waiters, and
+// the GETs run since since (a client's awaiters share their reads of the
+// count once subscribed, and go to sleep) are at least one per client and
 // as many as at the last look, 10 ms before.
-func (e *env) parked(ctx context.Context, channel string, clients, awaiters int, since snapshot) error {
+func (e *env) parked(ctx context.Context, channel string, clients []*relock.Client, awaiters int, since snapshot) error {
 	last := int64(-1)
 	for deadline := time.Now().Add(latchWithin); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		subs, err := e.admin.PubSubNumSub(ctx, channel).Result()
 		if err != nil {
 			return fmt.Errorf("PUBSUB NUMSUB: %w", err)
 		}
+		waiting := 0
+		for _, rc := range clients {
+			waiting += rc.Stats().Waiters
+		}
 		gets := since.to(e.snapshot()).calls["get"]
-		if subs[channel] == int64(clients) && gets >= int64(awaiters) && gets == last {
+		if subs[channel] == int64(len(clients)) && waiting == awaiters && gets >= int64(len(clients)) && gets == last {
 			return nil
 		}
 		last = gets

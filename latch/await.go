@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/relock-go/relock"
@@ -33,19 +34,25 @@ func (l *Latch) TryAwait(ctx context.Context, wait time.Duration) (bool, error) 
 // await runs internal/wait's loop with the latch's opening as the thing
 // acquired, waiting at most bound (negative: until ctx ends). The loop
 // is what guarantees that no opening is missed: the waiter's
-// subscription to the channel is in place before the read of the count
+// subscription to the channel is in place before the look at the count
 // that decides to sleep, so the message of any CountDown or Delete after
-// that read reaches it; every message on a latch's channel wakes every
-// waiter (pubsub.WakeAll), and a woken waiter reads the count again.
-// Nothing is acquired, so there is nothing to give up.
+// that look reaches it. Every message on a latch's channel wakes every
+// waiter with the message (pubsub.WakeAll): "0" says the latch opened,
+// and the waiter returns without a read; any other message is ambiguous
+// (Redisson's "1" is both a new count and a Delete), and the client's
+// waiters read the count once for all of them (see view). Nothing is
+// acquired, so there is nothing to give up.
 func (l *Latch) await(ctx context.Context, bound time.Duration) (bool, error) {
 	if err := l.check(); err != nil {
 		return false, err
 	}
+	v, since := enter(l.c, l.name)
+	defer v.leave()
 	err := wait.Acquire(ctx, wait.Spec{
 		Hub:      l.c.Hub,
 		Channel:  l.channel,
-		Acquirer: &awaiter{l: l, ctx: ctx},
+		Acquirer: &awaiter{l: l, ctx: ctx, v: v, since: since, once: bound == 0},
+		Handoffs: true,
 		Wait:     bound,
 		Done:     l.c.StartAcquire(ctx, "latch", l.name),
 	})
@@ -62,19 +69,174 @@ func (l *Latch) await(ctx context.Context, bound time.Duration) (bool, error) {
 
 // An awaiter is one wait on a latch, as internal/wait's loop drives it.
 type awaiter struct {
-	l   *Latch
-	ctx context.Context
+	l     *Latch
+	ctx   context.Context
+	v     *view
+	since uint64 // the view's reads begun before this wait began
+	once  bool   // TryAwait(0): one look, which must read
 }
 
-// Attempt reads the count: the latch is "acquired" when it is open. A
-// closed latch has no time limit: only a message ends the sleep.
-func (a *awaiter) Attempt(bool) (wait.Outcome, error) {
-	n, err := a.l.count(a.ctx)
-	return wait.Outcome{Acquired: err == nil && n <= 0, TTL: -1}, err
+// Attempt looks at the count, through the client's view of the latch:
+// the latch is "acquired" when it is open. A closed latch has no time
+// limit: only a message ends the sleep.
+func (a *awaiter) Attempt(listening bool) (wait.Outcome, error) {
+	var open bool
+	var err error
+	if a.once {
+		open, err = a.l.isOpen(a.ctx)
+	} else {
+		open, err = a.v.look(a.ctx, a.l, a.since, listening)
+	}
+	return wait.Outcome{Acquired: err == nil && open, TTL: -1}, err
 }
 
-// Handoff is never called: a latch's messages carry no tags.
-func (a *awaiter) Handoff(string) (bool, error) { return false, nil }
+// Handoff takes the message that woke the waiter: "0" says a CountDown
+// opened the latch after the waiter began listening, which is what it
+// waited for, whatever happened to the count since. Any other message
+// leaves the waiter to look again.
+func (a *awaiter) Handoff(note string) (bool, error) { return note == opened, nil }
 
 // GiveUp is never called: a wait leaves nothing to undo.
 func (a *awaiter) GiveUp() error { return nil }
+
+// isOpen reads the count: the latch is open when there is none.
+func (l *Latch) isOpen(ctx context.Context) (bool, error) {
+	n, err := l.count(ctx)
+	return err == nil && n <= 0, err
+}
+
+// views are the latches awaited on each client, by client and name.
+// A view lives while a wait on its latch does.
+var views struct {
+	mu sync.Mutex // guards m and every view's users
+	m  map[viewKey]*view
+}
+
+type viewKey struct {
+	c    *core.Client
+	name string
+}
+
+// A view is what one client's waiters on one latch know of it together,
+// so that a thousand waiters cost one read, not a thousand: the last read
+// that found the latch closed, which stays true while the channel's wake
+// stamp (pubsub.Hub.Wakes) is the one it was when that read began, and
+// the read under way, whose answer every waiter looking meanwhile takes.
+type view struct {
+	key   viewKey
+	users int // waits in the view; guarded by views.mu
+
+	mu     sync.Mutex // guards reads, closed, shut, stamp and flight
+	reads  uint64     // reads begun
+	closed bool       // a read found the latch closed
+	shut   bool       // a read found the latch closed after the stamp was stamp
+	stamp  uint64
+	flight *flight // the read under way, nil for none
+}
+
+// A flight is one read of the count, shared by the waiters that look
+// while it runs. Its fields are written before done is closed.
+type flight struct {
+	id    uint64 // the view's reads when it began, itself included
+	stamp uint64 // the channel's wake stamp when it began
+	done  chan struct{}
+	open  bool
+	err   error
+}
+
+// enter returns the view of name on c, made if no wait has it, and the
+// reads begun in it so far.
+func enter(c *core.Client, name string) (*view, uint64) {
+	k := viewKey{c, name}
+	views.mu.Lock()
+	v := views.m[k]
+	if v == nil {
+		if views.m == nil {
+			views.m = make(map[viewKey]*view)
+		}
+		v = &view{key: k}
+		views.m[k] = v
+	}
+	v.users++
+	views.mu.Unlock()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v, v.reads
+}
+
+// leave ends a wait's use of v; the last wait drops it.
+func (v *view) leave() {
+	views.mu.Lock()
+	defer views.mu.Unlock()
+	if v.users--; v.users == 0 {
+		delete(views.m, v.key)
+	}
+}
+
+// look tells whether the latch l is open, for a wait that began after
+// since reads of v had begun, listening on l's channel or not yet.
+//
+// While the channel's wake stamp is the one a read that found the latch
+// closed began at, the latch is closed still: any change since would
+// have been published to the channel, and the message would have changed
+// the stamp. Otherwise the waiter takes the answer of the read under way,
+// if it began at the current stamp (or at all, for a waiter not yet
+// listening, whose answer is only a first look), or begins one. A closed
+// answer holds for every waiter; an open one only for those that began
+// waiting before the read was sent (the count may have been set again
+// between that read and a later wait), so a later waiter reads for
+// itself. Only a read by a listening waiter is kept.
+//
+// A waiter not yet listening reads nothing once a read found the latch
+// closed: whatever it found, it would subscribe and look again, and only
+// an open latch would spare it that. So a thousand waiters that begin
+// together cost a read or two per client, not one each.
+func (v *view) look(ctx context.Context, l *Latch, since uint64, listening bool) (bool, error) {
+	var stamp uint64 // 0: the answer is not kept
+	if listening {
+		// While the subscription is being made again, messages may be
+		// lost, and the reconnection will wake every waiter: the
+		// answer is not kept.
+		if s, live := l.c.Hub.Wakes(l.channel); live {
+			stamp = s
+		}
+	}
+	v.mu.Lock()
+	if (!listening && v.closed) || (stamp != 0 && v.shut && v.stamp == stamp) {
+		v.mu.Unlock()
+		return false, nil
+	}
+	f := v.flight
+	if f == nil || (stamp != 0 && f.stamp != stamp) {
+		v.reads++
+		f = &flight{id: v.reads, stamp: stamp, done: make(chan struct{})}
+		v.flight = f
+		v.mu.Unlock()
+		f.open, f.err = l.isOpen(ctx)
+		v.mu.Lock()
+		if f.err == nil && !f.open {
+			v.closed = true
+			if stamp != 0 && stamp >= v.stamp {
+				v.shut, v.stamp = true, stamp
+			}
+		}
+		if v.flight == f {
+			v.flight = nil
+		}
+		v.mu.Unlock()
+		close(f.done)
+		return f.open, f.err
+	}
+	v.mu.Unlock()
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	if f.err == nil && (!f.open || f.id > since) {
+		return f.open, nil
+	}
+	// The read failed, perhaps on its reader's context alone, or found
+	// the latch open before this wait began.
+	return l.isOpen(ctx)
+}

@@ -14,18 +14,24 @@
 // Changes are announced on the channel
 // "redisson_countdownlatch__channel__{<name>}": "0" when a CountDown took
 // the count to zero, "1" when TrySetCount set a count or Delete removed
-// one. Every message wakes every waiter on the channel, which reads the
-// count again and returns if it is zero (or gone): so a Delete wakes
-// relock's waiters, which then return. Redisson's own waiters act on "0"
-// only, and keep waiting after a Delete until a count reaches zero.
+// one. Redisson's own waiters act on "0" only, and keep waiting after a
+// Delete until a count reaches zero.
 //
-// Waiting costs Redis nothing: a waiter takes the client's one shared
-// subscription to the channel (one per client and latch however many
-// goroutines wait), reads the count once that subscription is in place,
-// so that no announcement after the read can be missed, and then sleeps
-// until a message comes. It never polls. When the subscription's
-// connection breaks, every waiter reads the count again once it is back,
-// since messages sent during the gap are lost.
+// Waiting costs Redis nothing, and a thousand waiters on a client cost
+// what one does. A waiter takes the client's one shared subscription to
+// the channel (one per client and latch however many goroutines wait),
+// looks at the count once that subscription is in place, so that no
+// announcement after the look can be missed, and then sleeps until a
+// message comes. It never polls. A client's waiters on a latch look
+// together: one read of the count answers every waiter that looks while
+// it runs, and a read that found the latch closed answers every later
+// look until the next message on the channel, since no change goes
+// unannounced. A "0" wakes every waiter, which returns without a read:
+// the latch opened while it listened. A "1" is a new count or a Delete,
+// and wakes every waiter to look again, which costs the client one read;
+// so a Delete wakes relock's waiters, which then return. When the
+// subscription's connection breaks, the client reads the count again once
+// it is back, since messages sent during the gap are lost.
 //
 // A latch has no lease: its count never expires and nothing renews it. A
 // process that dies before its CountDown leaves the count where it was,

@@ -11,9 +11,10 @@ import (
 )
 
 // TestThousandAwaiters: 1000 awaiters spread over 10 clients cost one
-// subscription per client (PUBSUB NUMSUB 10) and, once asleep, no Redis
-// command at all, however long they wait; the last CountDown wakes every
-// one of them within a bounded time.
+// subscription per client (PUBSUB NUMSUB 10), a read or two of the count
+// per client to fall asleep and, once asleep, no Redis command at all,
+// however long they wait; the last CountDown wakes every one of them
+// within a bounded time, and they return without reading the count.
 func TestThousandAwaiters(t *testing.T) {
 	srv.RequireReal(t) // INFO commandstats
 	const clients, awaiters = 10, 1000
@@ -32,8 +33,14 @@ func TestThousandAwaiters(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(bg, time.Minute)
 	defer cancel()
+	gets := redistest.CommandCalls(t, raw)["get"]
 	out := awaitAll(ctx, rcs, name, awaiters)
 	redistest.Eventually(t, time.Minute, "every awaiter asleep", func() bool { return asleep() == awaiters })
+	// A client's awaiters share a read before they listen and one after;
+	// a third would follow a reconnection.
+	if n := redistest.CommandCalls(t, raw)["get"] - gets; n > 3*clients {
+		t.Errorf("%d reads of the count to put %d awaiters on %d clients to sleep, want at most %d", n, awaiters, clients, 3*clients)
+	}
 	if n := raw.PubSubNumSub(bg, channel).Val()[channel]; n != clients {
 		t.Fatalf("PUBSUB NUMSUB %s = %d, want %d: one subscription per client", channel, n, clients)
 	}
@@ -60,11 +67,15 @@ func TestThousandAwaiters(t *testing.T) {
 		t.Fatal("awaiters woke while nothing happened")
 	}
 
+	gets = redistest.CommandCalls(t, raw)["get"]
 	if err := latch.New(rcs[clients-1], name, nil).CountDown(bg); err != nil {
 		t.Fatal(err)
 	}
 	opened := time.Now()
 	last := collect(t, out, awaiters, 30*time.Second)
+	if n := redistest.CommandCalls(t, raw)["get"] - gets; n != 0 {
+		t.Errorf("%d reads of the count after the CountDown that opened the latch, want 0: its message says so", n)
+	}
 	woken := last.Sub(opened)
 	t.Logf("%d awaiters on %d clients all returned %v after the last CountDown", awaiters, clients, woken)
 	if woken > 10*time.Second {

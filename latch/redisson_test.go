@@ -19,8 +19,9 @@ import (
 // on 0.
 
 // TestRedissonWakesRelock: relock's awaiters read a count Redisson set,
-// read it again on every message (a "1" that leaves it closed included)
-// and keep waiting, and return on Redisson's countDown to zero.
+// read it again on a "1" that leaves it closed, once per client however
+// many wait there, and keep waiting, and return on Redisson's countDown
+// to zero.
 func TestRedissonWakesRelock(t *testing.T) {
 	srv.RequireReal(t) // INFO commandstats
 	bg := context.Background()
@@ -43,17 +44,20 @@ func TestRedissonWakesRelock(t *testing.T) {
 	gets := redistest.CommandCalls(t, raw)["get"]
 
 	// Redisson's countDown to 1: no message. Then a "1" (as from a
-	// trySetCount elsewhere, refused here): every awaiter reads the count
-	// again, and goes back to sleep.
+	// trySetCount elsewhere, refused here): each client reads the count
+	// again, once for its two awaiters, and they go back to sleep.
 	if n := raw.Decr(bg, name).Val(); n != 1 {
 		t.Fatalf("DECR = %d, want 1", n)
 	}
 	raw.Publish(bg, channel, "1")
-	redistest.Eventually(t, limit, "every awaiter reads the count again", func() bool {
-		return redistest.CommandCalls(t, raw)["get"] >= gets+4
+	redistest.Eventually(t, limit, "each client reads the count again", func() bool {
+		return redistest.CommandCalls(t, raw)["get"] >= gets+2
 	})
 	redistest.Eventually(t, limit, "awaiters asleep again", func() bool { return asleep() == 4 })
 	pending(t, out, 100*time.Millisecond)
+	if n := redistest.CommandCalls(t, raw)["get"] - gets; n != 2 {
+		t.Fatalf("%d reads of the count after the message, want 2: one per client", n)
+	}
 
 	// Redisson's countDown to 0.
 	if n := raw.Decr(bg, name).Val(); n != 0 {

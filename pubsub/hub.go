@@ -23,7 +23,8 @@
 // waiter has the tag. Synchronizers' channels follow their own
 // conventions (see Wake): on a semaphore's, a count of available permits
 // wakes the waiters whose wants it covers; on a count-down latch's, every
-// message wakes every waiter.
+// message wakes every waiter and is its note, and Wakes stamps each such
+// wake-up, so that a client's waiters can share what one read told them.
 //
 // Listen is the other way to use a channel: a listener is told the
 // payload of every message, none merged or dropped (a relock client's
@@ -57,6 +58,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -108,6 +110,11 @@ type channel struct {
 	// waiters again once the new subscription is confirmed.
 	rehomed bool
 	left    time.Time // when its last waiter left, if it has none
+	// wakes changes each time every waiter is woken: each message on a
+	// latch's channel (WakeAll), each reconnection (see Hub.Wakes). It
+	// is drawn from wakeStamps, so that no two subscriptions of a
+	// channel, one dropped and one made later, share a value.
+	wakes uint64
 }
 
 // pending is a subscription sent on link and not yet confirmed: its
@@ -245,7 +252,7 @@ func (h *Hub) channelLocked(l *link, channel string) *channel {
 // commands in order, so the pong arrives after the subscription is in
 // place. l's writer sends both (see link.writer).
 func (h *Hub) subscribeLocked(l *link, name string) *channel {
-	ch := &channel{name: name, wake: WakeOf(name)}
+	ch := &channel{name: name, wake: WakeOf(name), wakes: wakeStamps.Add(1)}
 	h.channels[name] = ch
 	h.attachLocked(ch, l)
 	return ch
@@ -283,7 +290,8 @@ func (h *Hub) addLocked(ch *channel, tag string) *Subscription {
 func (s *Subscription) C() <-chan struct{} { return s.c }
 
 // Note returns and clears the note of the last tagged message for this
-// waiter, "" when none came since the last call.
+// waiter, or on a latch's channel (WakeAll) the last message, "" when
+// none came since the last call.
 func (s *Subscription) Note() string {
 	s.h.mu.Lock()
 	defer s.h.mu.Unlock()
@@ -409,7 +417,9 @@ const (
 	// else wakes every waiter.
 	WakeCount
 	// WakeAll is a count-down latch channel's: every message wakes
-	// every waiter.
+	// every waiter, with the message as its note: the last one, or
+	// "0" (Redisson's "opened") if one came, when several came before
+	// the waiter looked.
 	WakeAll
 )
 
@@ -445,7 +455,7 @@ func (ch *channel) wakeLocked(payload string) {
 		ch.wakeCountLocked(n)
 		return
 	case WakeAll:
-		ch.wakeAllLocked()
+		ch.broadcastLocked(payload)
 		return
 	}
 	switch tag, note, tagged := strings.Cut(payload, ":"); {
@@ -493,7 +503,25 @@ func (ch *channel) wakeCountLocked(n int64) {
 	ch.waiters = append(kept, woken...)
 }
 
+// broadcastLocked wakes every waiter with payload as its note (a latch's
+// channel: the waiter tells an opening from a new count without a read).
+// An opening, "0", is kept over the messages after it until the waiter
+// takes it: the latch did open while it waited.
+func (ch *channel) broadcastLocked(payload string) {
+	ch.wakes = wakeStamps.Add(1)
+	for _, s := range ch.waiters {
+		if s.note != "0" {
+			s.note = payload
+		}
+		select {
+		case s.c <- struct{}{}:
+		default:
+		}
+	}
+}
+
 func (ch *channel) wakeAllLocked() {
+	ch.wakes = wakeStamps.Add(1)
 	for _, s := range ch.waiters {
 		select {
 		case s.c <- struct{}{}:
@@ -573,6 +601,31 @@ func (h *Hub) Close() error {
 	h.mu.Unlock()
 	h.wg.Wait()
 	return err
+}
+
+// wakeStamps numbers the hub's wake-everyone events, process-wide.
+var wakeStamps atomic.Uint64
+
+// Wakes returns a stamp that changes each time every waiter on channel
+// is woken (each message on a latch's channel, each reconnection) and
+// never repeats, and whether the channel is subscribed and the server has
+// confirmed it. What a waiter on a live latch channel read of the latch
+// after the stamp was n stays true while the stamp is n: any change
+// since would have been published, and the message would have changed
+// it.
+func (h *Hub) Wakes(channel string) (n uint64, live bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := h.channels[channel]
+	if ch == nil {
+		return 0, false
+	}
+	select {
+	case <-ch.ready:
+		return ch.wakes, true
+	default:
+		return ch.wakes, false
+	}
 }
 
 // Connections reports how many subscription connections the hub holds.
