@@ -68,12 +68,21 @@ type cellResult struct {
 	Inversions int     `json:"fifo_inversions"`
 	InvPct     float64 `json:"fifo_inversions_pct"`
 
-	CmdsPerAcq      float64 `json:"redis_commands_per_acquisition"`  // sent by clients
-	AllCmdsPerAcq   float64 `json:"redis_commands_incl_lua_per_acq"` // incl. those inside scripts
-	RedisCPUPerAcq  float64 `json:"redis_cpu_us_per_acquisition"`    // server CPU
-	ClientCPUPerAcq float64 `json:"client_cpu_us_per_acquisition"`   // this process's CPU
-	ClientCalls     float64 `json:"client_calls_per_acquisition"`    // counted by the workers' probes
-	Errors          int     `json:"errors"`                          // lock or unlock errors from the window's start
+	CmdsPerAcq     float64 `json:"redis_commands_per_acquisition"`  // sent by clients
+	AllCmdsPerAcq  float64 `json:"redis_commands_incl_lua_per_acq"` // incl. those inside scripts
+	RedisCPUPerAcq float64 `json:"redis_cpu_us_per_acquisition"`    // server CPU
+	// What the kind's clients cost this process per acquisition (one
+	// Lock+Unlock) in the window, which runs nothing else but the
+	// workers' loop and bookkeeping: CPU time (getrusage RUSAGE_SELF,
+	// user + system; a redis-server the benchmark started is a process of
+	// its own), heap allocations and bytes allocated (runtime.MemStats
+	// Mallocs and TotalAlloc). Allocations are 0 in results.json written
+	// before they were recorded.
+	ClientCPUPerAcq float64 `json:"client_cpu_us_per_acquisition"`
+	AllocsPerAcq    float64 `json:"client_allocs_per_acquisition"`
+	BytesPerAcq     float64 `json:"client_alloc_bytes_per_acquisition"`
+	ClientCalls     float64 `json:"client_calls_per_acquisition"` // counted by the workers' probes
+	Errors          int     `json:"errors"`                       // lock or unlock errors from the window's start
 	// Violations are the grants in the window that made more workers hold
 	// the name than may: two for a lock, Permits + 1 for a semaphore.
 	// PeakHolders is the most that held it at once in the window. A hold
@@ -369,7 +378,7 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 	case <-time.After(e.cfg.WarmUpMax):
 	}
 	before := e.snapshot()
-	cpu0 := cpuTime()
+	cost0 := costAtStart()
 	var calls0 int64
 	for _, p := range clientProbes {
 		calls0 += p.calls.Load()
@@ -379,7 +388,7 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 	time.Sleep(e.cfg.CellDuration)
 	end := now()
 	pendingMax := tr.close(end)
-	cpu1 := cpuTime()
+	cost1 := costAtEnd()
 	var calls1 int64
 	for _, p := range clientProbes {
 		calls1 += p.calls.Load()
@@ -430,7 +439,7 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 		res.CmdsPerAcq = round2(float64(d.sent(k.inner)) / n)
 		res.AllCmdsPerAcq = round2(float64(d.all()) / n)
 		res.RedisCPUPerAcq = round1(d.cpuUs / n)
-		res.ClientCPUPerAcq = round1(float64(cpu1-cpu0) / 1e3 / n)
+		res.ClientCPUPerAcq, res.AllocsPerAcq, res.BytesPerAcq = cost1.per(cost0, tr.grants)
 		res.ClientCalls = round2(float64(calls1-calls0) / n)
 	}
 	return res, nil

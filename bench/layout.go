@@ -208,7 +208,7 @@ func openHandoff(p handoffProtocol) func(string, openOpts) (locker, error) {
 	return func(addr string, o openOpts) (locker, error) {
 		id := uuid.New()
 		id[6] = id[6]&0x0f | 0x80
-		l := &handoffLocker{rdb: newGoRedis(addr, o), id: id.String(), p: p, done: make(chan struct{}), grants: map[string]chan struct{}{}}
+		l := &handoffLocker{rdb: newGoRedis(addr, o, false), id: id.String(), p: p, done: make(chan struct{}), grants: map[string]chan struct{}{}}
 		l.ps = l.rdb.Subscribe(context.Background(), handoffChannel+":"+l.id)
 		if _, err := l.ps.Receive(context.Background()); err != nil {
 			l.ps.Close()

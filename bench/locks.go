@@ -93,18 +93,18 @@ func kinds() []kind {
 	redislockInner := set("msetnx", "getrange", "mset", "pexpire", "mget", "del", "pttl")
 	rueidisInner := set("set", "get", "pexpireat", "del")
 	return []kind{
-		{ID: "relock reentrant", Lib: "relock", Config: "defaults (waiters registered, the next one handed the lock, watchdog); its go-redis client has MaxRetries -1 and ContextTimeoutEnabled, as relock would otherwise copy it", Relock: true,
+		{ID: "relock reentrant", Lib: "relock", Config: "defaults (waiters registered, the next one handed the lock, watchdog); its go-redis client has " + relockClientOpts + ", as relock would otherwise copy it", Relock: true,
 			inner: relockInner(), open: openRelock(reentrantLock)},
 		{ID: "relock fair", Lib: "relock", Config: "defaults (FIFO queue, the head handed the lock); go-redis client as above", Relock: true, Fair: true,
 			inner: relockInner(), open: openRelock(fairLock)},
-		{ID: "redsync default", Lib: "redsync", Config: "defaults: 32 tries, retry delay rand(50,250ms), expiry 8s",
+		{ID: "redsync default", Lib: "redsync", Config: "defaults: 32 tries, retry delay rand(50,250ms), expiry 8s; go-redis defaults",
 			inner: redsyncInner, open: openRedsync(false)},
-		{ID: "redsync tuned", Lib: "redsync", Config: fmt.Sprintf("WithRetryDelay(%v), unlimited tries", tunedPoll),
+		{ID: "redsync tuned", Lib: "redsync", Config: fmt.Sprintf("WithRetryDelay(%v), unlimited tries; go-redis client as relock's (%s)", tunedPoll, relockClientOpts),
 			inner: redsyncInner, open: openRedsync(true)},
-		{ID: "redislock default", Lib: "redislock", Config: "LinearBackoff(100ms) (its docs' retry; the bare default never retries), TTL 30s",
-			inner: redislockInner, open: openRedislock(100 * time.Millisecond)},
-		{ID: "redislock tuned", Lib: "redislock", Config: fmt.Sprintf("LinearBackoff(%v), TTL 30s", tunedPoll),
-			inner: redislockInner, open: openRedislock(tunedPoll)},
+		{ID: "redislock default", Lib: "redislock", Config: "LinearBackoff(100ms) (its docs' retry; the bare default never retries), TTL 30s; go-redis defaults",
+			inner: redislockInner, open: openRedislock(100*time.Millisecond, false)},
+		{ID: "redislock tuned", Lib: "redislock", Config: fmt.Sprintf("LinearBackoff(%v), TTL 30s; go-redis client as relock's (%s)", tunedPoll, relockClientOpts),
+			inner: redislockInner, open: openRedislock(tunedPoll, true)},
 		{ID: "rueidislock default", Lib: "rueidislock", Config: "defaults: KeyMajority 2 (3 keys), KeyValidity 5s, client-side-caching wake-ups",
 			inner: rueidisInner, open: openRueidislock(false)},
 		{ID: "rueidislock tuned", Lib: "rueidislock", Config: "KeyMajority 1, NoLoopTracking (its README's advice for one Redis)",
@@ -120,8 +120,25 @@ func set(names ...string) map[string]bool {
 	return m
 }
 
-func newGoRedis(addr string, o openOpts) *redis.Client {
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+// relockClientOpts are the go-redis options relock runs its calls with:
+// no retries (a script whose reply was lost must not run twice) and
+// socket deadlines from the call's context. Given a client set up
+// otherwise, relock makes a copy of its own, which the probe would not
+// see, so relock's kinds get a client set up so; the tuned peers on
+// go-redis and the Redisson RLock reference get the same, so that no row
+// of theirs differs from relock's by the client's options, and the
+// default peers keep go-redis's defaults.
+const relockClientOpts = "MaxRetries -1, ContextTimeoutEnabled"
+
+// newGoRedis returns a go-redis client of addr fed to o's probe, with
+// go-redis's default options, or relock's (relockClientOpts) when
+// likeRelock.
+func newGoRedis(addr string, o openOpts, likeRelock bool) *redis.Client {
+	opt := &redis.Options{Addr: addr}
+	if likeRelock {
+		opt.MaxRetries, opt.ContextTimeoutEnabled = -1, true
+	}
+	rdb := redis.NewClient(opt)
 	if o.probe != nil {
 		rdb.AddHook(goredisHook{o.probe})
 	}
@@ -161,14 +178,7 @@ func fairLock(_ context.Context, rc *relock.Client, name string, _ openOpts) (re
 // newRelock returns a relock.Client with its own go-redis client, set up
 // as o says.
 func newRelock(addr string, o openOpts) (*redis.Client, *relock.Client, error) {
-	// relock runs scripts (no retries, per-call deadlines) and renewals
-	// (deadlines) through a client configured so; given another it makes
-	// a copy of its own, which the probe would not see. Same connections
-	// and options otherwise.
-	rdb := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ContextTimeoutEnabled: true})
-	if o.probe != nil {
-		rdb.AddHook(goredisHook{o.probe})
-	}
+	rdb := newGoRedis(addr, o, true)
 	opts := &relock.Options{WatchdogTimeout: o.lease, Logger: quiet}
 	if o.syncOff {
 		opts.SyncReplicas = relock.SyncOff
@@ -235,7 +245,7 @@ type redsyncLocker struct {
 
 func openRedsync(tuned bool) func(string, openOpts) (locker, error) {
 	return func(addr string, o openOpts) (locker, error) {
-		rdb := newGoRedis(addr, o)
+		rdb := newGoRedis(addr, o, tuned)
 		l := &redsyncLocker{rdb: rdb, rs: redsync.New(goredis.NewPool(rdb))}
 		if tuned {
 			l.opts = append(l.opts, redsync.WithRetryDelay(tunedPoll), redsync.WithTries(math.MaxInt32))
@@ -289,9 +299,11 @@ type redislockLocker struct {
 	retry redislock.RetryStrategy
 }
 
-func openRedislock(poll time.Duration) func(string, openOpts) (locker, error) {
+// openRedislock opens redislock clients that retry every poll, on a
+// go-redis client with relock's options when tuned.
+func openRedislock(poll time.Duration, tuned bool) func(string, openOpts) (locker, error) {
 	return func(addr string, o openOpts) (locker, error) {
-		rdb := newGoRedis(addr, o)
+		rdb := newGoRedis(addr, o, tuned)
 		ttl := redislockTTL
 		if o.lease > 0 {
 			ttl = o.lease

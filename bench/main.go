@@ -3,13 +3,16 @@
 // one tuned configuration, on one real redis-server in one run: the
 // uncontended round-trip cost, throughput and fairness under contention
 // (beside two reference FIFO hand-offs that are not libraries, to show
-// what a hand-off and Redisson's layout cost Redis), many locks, lease renewal of many held locks, many waiting goroutines,
-// and what relock's replica sync adds to the uncontended cost with one
-// replica attached; relock's semaphore under contention and its
-// latch's wake-up of many waiters, which the peers have no equal of; and
-// how far past its context's deadline each blocking call of relock's
-// primitives returns when Redis hangs (accepts connections, never
-// answers). It writes a Markdown report, a JSON file of every figure and
+// what a hand-off and Redisson's layout cost Redis), many locks, lease
+// renewal of many held locks, many waiting goroutines, and what relock's
+// replica sync adds to the uncontended cost with one replica attached;
+// for the uncontended Lock+Unlock and many locks, also what each
+// acquisition costs the client in CPU time and allocations, and the
+// server beside Redisson's RLock scripts on a bare client; relock's
+// semaphore under contention and its latch's wake-up of many waiters,
+// which the peers have no equal of; and how far past its context's
+// deadline each blocking call of relock's primitives returns when Redis
+// hangs (accepts connections, never answers). It writes a Markdown report, a JSON file of every figure and
 // an SVG chart.
 //
 //	cd bench && go run .            # full run, a few minutes
@@ -29,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,7 +48,7 @@ func run() int {
 	out := flag.String("out", "results", "directory for results.md, results.json and results.svg")
 	quick := flag.Bool("quick", false, "smoke run: tiny sizes, seconds (for CI)")
 	only := flag.String("only", "", "comma-separated substrings: run only the kinds whose name contains one")
-	scen := flag.String("scenarios", "abxcdeslro", "scenarios to run: a uncontended, b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), r uncontended with one replica (not with -redis), o how far past their deadline relock's calls return when Redis hangs (relock only)")
+	scen := flag.String("scenarios", "abxcdeslro", "scenarios to run: a uncontended (and c: with the Redisson RLock reference), b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), r uncontended with one replica (not with -redis), o how far past their deadline relock's calls return when Redis hangs (relock only)")
 	render := flag.String("render", "", "write results.md and results.svg again from this results.json, measuring nothing")
 	flag.Parse()
 	if *render != "" {
@@ -108,6 +112,19 @@ func run() int {
 		per += len(contendedCells(cfg))
 	}
 	e.steps = per * len(ks)
+	// The reference kinds of scenarios (a) and (c) run after the
+	// libraries' rows there, and nowhere else.
+	var refKs []kind
+	for _, k := range referenceKinds() {
+		if selected(k.ID) {
+			refKs = append(refKs, k)
+		}
+	}
+	for _, s := range []byte("ac") {
+		if has(s) {
+			e.steps += len(refKs)
+		}
+	}
 	var layoutKs []kind
 	if has('x') {
 		for _, k := range layoutKinds() {
@@ -139,6 +156,8 @@ func run() int {
 		OwnServer: srv != nil,
 		Config:    cfg,
 		Command:   "cd bench && go run ." + map[bool]string{true: " -quick", false: ""}[*quick],
+		ClientOptions: "relock's kinds, the tuned redsync and redislock and the Redisson RLock reference run on go-redis clients with " + relockClientOpts +
+			" (relock's own: no retries, socket deadlines from the call's context); the default redsync and redislock, the FIFO hand-off references and the benchmark's PING client keep go-redis's defaults (3 retries, 3 s read and write timeouts); rueidislock runs on rueidis, with its defaults",
 	}}
 	for _, k := range ks {
 		r.Kinds = append(r.Kinds, kindInfo{ID: k.ID, Lib: k.Lib, Config: k.Config})
@@ -152,11 +171,12 @@ func run() int {
 	fmt.Fprintf(os.Stderr, "bench: Redis %s at %s, %d CPUs, %d kinds, %d steps, PING round trip p50 %.1fus\n", r.Meta.Redis, *addr, r.Meta.CPUs, len(ks), e.steps, ping.P50)
 
 	if has('a') {
-		for _, k := range ks {
+		for _, k := range slices.Concat(ks, refKs) {
 			res, err := e.runUncontended(k, openOpts{})
 			res.Err = errText(err)
 			r.Uncontended = append(r.Uncontended, res)
-			e.progress("uncontended  %-20s Lock+Unlock p50 %6.1fus  (%.2fx two PINGs; two empty scripts %.2fx)%s", k.ID, res.LockUnlock.P50, res.Ratio, res.FloorRatio, errSuffix(err))
+			e.progress("uncontended  %-20s Lock+Unlock p50 %6.1fus  (%.2fx two PINGs; two empty scripts %.2fx)  client CPU/op %5.1fus  allocs/op %5.1f (%.0f B)  Redis CPU/op %5.1fus%s",
+				k.ID, res.LockUnlock.P50, res.Ratio, res.FloorRatio, res.ClientCPUPerOp, res.AllocsPerOp, res.BytesPerOp, res.RedisCPUPerOp, errSuffix(err))
 		}
 	}
 	// Scenario (x)'s cell of w workers, run right after (b)'s cells of
@@ -196,11 +216,12 @@ func run() int {
 	}
 	if has('c') {
 		c := cell{Scenario: "many", W: cfg.ManyWorkers, Clients: cfg.ManyWorkers, Names: cfg.ManyNames}
-		for _, k := range ks {
+		for _, k := range slices.Concat(ks, refKs) {
 			res, err := e.runCell(k, c)
 			res.Err = errText(err)
 			r.Many = append(r.Many, res)
-			e.progress("many locks   %-20s %d names W=%d %7.0f acq/s  max wait %8.1fms  warm-up %.2fs%s%s", k.ID, c.Names, c.W, res.PerSec, res.MaxWaitUs/1e3, res.WarmUpSeconds, res.faults(), errSuffix(err))
+			e.progress("many locks   %-20s %d names W=%d %7.0f acq/s  max wait %8.1fms  client CPU/acq %5.1fus  allocs/acq %5.1f (%.0f B)  Redis CPU/acq %5.1fus  warm-up %.2fs%s%s",
+				k.ID, c.Names, c.W, res.PerSec, res.MaxWaitUs/1e3, res.ClientCPUPerAcq, res.AllocsPerAcq, res.BytesPerAcq, res.RedisCPUPerAcq, res.WarmUpSeconds, res.faults(), errSuffix(err))
 		}
 	}
 	if has('d') {

@@ -38,6 +38,9 @@ type meta struct {
 	// Ping is the PING round trip, timed one at a time before the
 	// scenarios: the unit of the contended handoffs.
 	Ping dist `json:"ping_round_trip"`
+	// ClientOptions says which kinds' go-redis clients have which
+	// options; empty in results.json written before it was recorded.
+	ClientOptions string `json:"client_options,omitempty"`
 }
 
 type kindInfo struct {
@@ -87,13 +90,19 @@ func (r *report) failures() (relock, peers int) {
 			peers++
 		}
 	}
+	// The reference kinds' failures are the benchmark's to fix.
+	ref := func(kind string) string {
+		if strings.HasSuffix(kind, "(reference)") {
+			return "relock"
+		}
+		return kind
+	}
 	for _, x := range r.Uncontended {
-		count(x.Kind, x.Err)
+		count(ref(x.Kind), x.Err)
 	}
 	for _, x := range slices.Concat(r.Contended, r.Many, r.Semaphore) {
-		count(x.Kind, x.Err)
+		count(ref(x.Kind), x.Err)
 	}
-	// The reference kinds' failures are the benchmark's to fix.
 	for _, x := range r.Layout {
 		count("relock", x.Err)
 	}
@@ -273,6 +282,9 @@ func (r *report) markdown() string {
 	if m.Ping.N > 0 {
 		fmt.Fprintf(&b, " PING round trip at the start, one at a time: p50 %s, p99 %s over %d PINGs.", us(m.Ping.P50), us(m.Ping.P99), m.Ping.N)
 	}
+	if m.ClientOptions != "" {
+		b.WriteString(" **Client options**: " + m.ClientOptions + ".")
+	}
 	b.WriteString("\n\n")
 	if m.Config.Quick {
 		b.WriteString("**This is a -quick smoke run: sizes are tiny and the figures mean little.**\n\n")
@@ -308,14 +320,25 @@ func (r *report) markdown() string {
 		b.WriteString("One worker, a name nobody else uses. Two round trips (lock, unlock) are the floor, so each Lock+Unlock is timed next to two PINGs sent back to back on a plain go-redis client " +
 			"(2 × the PING round trip, measured the way the lock's two calls are), and the ratio compares the p50s. " +
 			"Every lock here runs Lua scripts, so the next column times two EVALSHA calls of an empty script in the same loop: what Lua alone adds to two round trips. " +
-			"**stuck calls**: Lock calls on the free lock still waiting after 5 s, abandoned (and left out of the figures).\n\n")
-		t.header(1, "lock", "p50", "p99", "2 PINGs p50", "p50 / 2 PINGs p50", "2 empty EVALSHA / 2 PINGs, p50", "cmds per Lock+Unlock", "stuck calls")
+			"**stuck calls**: Lock calls on the free lock still waiting after 5 s, abandoned (and left out of the figures). " +
+			"The last columns come from a second loop of as many Lock+Unlock calls back to back, after a garbage collection, without the PINGs and empty scripts, which would count in them: " +
+			"**client CPU**: this process's CPU time (getrusage RUSAGE_SELF, user + system; the redis-server is a process of its own), **allocs** and **bytes**: its heap allocations and bytes allocated (runtime.MemStats Mallocs and TotalAlloc), **Redis CPU**: the server's CPU time, each per Lock+Unlock; " +
+			"**/ RLock ref.**: Redis CPU over the reference's. " + rlockRefNote + "\n\n")
+		t.header(1, "lock", "p50", "p99", "2 PINGs p50", "p50 / 2 PINGs p50", "2 empty EVALSHA / 2 PINGs, p50", "cmds per Lock+Unlock", "stuck calls",
+			"client CPU/op", "allocs/op", "bytes/op", "Redis CPU/op", "/ RLock ref.")
+		var ref float64
+		for _, x := range r.Uncontended {
+			if x.Kind == rlockRefID && x.Err == "" {
+				ref = x.RedisCPUPerOp
+			}
+		}
 		for _, x := range r.Uncontended {
 			if x.Err != "" {
 				t.row(x.Kind, "error: "+x.Err)
 				continue
 			}
-			t.row(x.Kind, us(x.LockUnlock.P50), us(x.LockUnlock.P99), us(x.Ping.P50), fmt.Sprintf("%.2f×", x.Ratio), fmt.Sprintf("%.2f×", x.FloorRatio), num(x.CmdsPerOp), fmt.Sprint(x.Stuck))
+			t.row(x.Kind, us(x.LockUnlock.P50), us(x.LockUnlock.P99), us(x.Ping.P50), fmt.Sprintf("%.2f×", x.Ratio), fmt.Sprintf("%.2f×", x.FloorRatio), num(x.CmdsPerOp), fmt.Sprint(x.Stuck),
+				recorded(x.ClientCPUPerOp, cpuUs), recorded(x.AllocsPerOp, num), recorded(x.BytesPerOp, bytesStr), recorded(x.RedisCPUPerOp, cpuUs), over(x.RedisCPUPerOp, ref))
 		}
 	}
 
@@ -365,14 +388,27 @@ func (r *report) markdown() string {
 	if len(r.Many) > 0 {
 		c0 := r.Many[0]
 		fmt.Fprintf(&b, "\n## (c) Many locks: %d names, %d workers, no critical section\n\n", c0.Names, c0.Workers)
-		t.header(1, "lock", "acq/s", "per worker min–max", "wait p50", "wait p99", "max wait", "cmds/acq", "incl. in Lua", "Redis CPU/acq")
+		b.WriteString("Each worker, on a client of its own, loops Lock, Unlock on a name picked at random. Columns as in (b), and per acquisition (one Lock+Unlock) in the window: " +
+			"**/ RLock ref.**: Redis CPU over the reference's in this cell; **client CPU**: this process's CPU time (getrusage RUSAGE_SELF, user + system), which in the window runs nothing but the kind's clients and the workers' loop (the redis-server is a process of its own); " +
+			"**allocs** and **bytes**: its heap allocations and bytes allocated (runtime.MemStats Mallocs and TotalAlloc). " +
+			"Both count the benchmark's own share, small and alike for every kind: its adapter's value for the held lock and its closures (2 allocations, 3 for redsync and redislock, whose adapters carry a renewal too) and its record of each wait. " +
+			rlockRefNote + "\n\n")
+		t.header(1, "lock", "acq/s", "per worker min–max", "wait p50", "wait p99", "max wait", "cmds/acq", "incl. in Lua", "Redis CPU/acq", "/ RLock ref.",
+			"client CPU/acq", "allocs/acq", "bytes/acq")
+		var ref float64
+		for _, c := range r.Many {
+			if c.Kind == rlockRefID && c.Err == "" {
+				ref = c.RedisCPUPerAcq
+			}
+		}
 		for _, c := range r.Many {
 			if c.Err != "" {
 				t.row(c.Kind, "error: "+c.Err)
 				continue
 			}
 			t.row(c.Kind, num(c.PerSec), fmt.Sprintf("%d–%d", c.WorkerMin, c.WorkerMax), us(c.Wait.P50), us(c.Wait.P99), us(c.MaxWaitUs),
-				num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), cpuUs(c.RedisCPUPerAcq))
+				num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), cpuUs(c.RedisCPUPerAcq), over(c.RedisCPUPerAcq, ref),
+				recorded(c.ClientCPUPerAcq, cpuUs), recorded(c.AllocsPerAcq, num), recorded(c.BytesPerAcq, bytesStr))
 		}
 	}
 
@@ -528,6 +564,26 @@ func shapeLabel(w, clients int) string {
 		return fmt.Sprintf("W=%d", w)
 	}
 	return fmt.Sprintf("%d clients x %d goroutines", clients, w/clients)
+}
+
+// rlockRefNote describes the Redisson RLock reference row of (a) and (c).
+var rlockRefNote = "**" + rlockRefID + "**, not a library: " + referenceKinds()[0].Config + "."
+
+// recorded renders v with f, or "–" for 0: a figure that results.json
+// written before it was recorded lacks.
+func recorded(v float64, f func(float64) string) string {
+	if v == 0 {
+		return "–"
+	}
+	return f(v)
+}
+
+// over renders v as a multiple of ref, "–" without both.
+func over(v, ref float64) string {
+	if v == 0 || ref == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", v/ref)
 }
 
 func ratio(a, b float64) string {

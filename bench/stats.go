@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"syscall"
 	"time"
@@ -49,6 +50,40 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// A clientCost is a reading of what this process has spent: CPU time
+// (getrusage) and heap allocations (runtime.MemStats). Whatever else runs
+// in the process between a measurement's two readings counts too.
+type clientCost struct {
+	cpu            time.Duration
+	mallocs, bytes uint64
+}
+
+// costAtStart reads the allocations before the CPU time, and costAtEnd
+// after it, so that ReadMemStats, which stops the world, is not counted.
+func costAtStart() clientCost {
+	m := memStats()
+	return clientCost{cpu: cpuTime(), mallocs: m.Mallocs, bytes: m.TotalAlloc}
+}
+
+func costAtEnd() clientCost {
+	cpu := cpuTime()
+	m := memStats()
+	return clientCost{cpu: cpu, mallocs: m.Mallocs, bytes: m.TotalAlloc}
+}
+
+func memStats() runtime.MemStats {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}
+
+// per returns the CPU time in µs, the heap allocations (Mallocs) and the
+// bytes allocated (TotalAlloc) from start to c, each divided by n.
+func (c clientCost) per(start clientCost, n int) (cpuUs, allocs, bytes float64) {
+	f := float64(n)
+	return round1(float64(c.cpu-start.cpu) / 1e3 / f), round1(float64(c.mallocs-start.mallocs) / f), round1(float64(c.bytes-start.bytes) / f)
 }
 
 // round1 rounds to one decimal, round2 to two: JSON and tables show what

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -28,8 +30,18 @@ type uncontendedResult struct {
 	Waits float64 `json:"waits_per_lock_unlock"`
 	// Stuck counts Lock calls on the free lock that had not returned
 	// after stuckAfter and were abandoned.
-	Stuck int    `json:"stuck_calls"`
-	Err   string `json:"error,omitempty"`
+	Stuck int `json:"stuck_calls"`
+	// What one Lock+Unlock costs, from a second loop of UncontendedOps
+	// calls back to back, without the PINGs and empty scripts, which would
+	// count in every figure: the server's CPU time (INFO cpu), and this
+	// process's CPU time (getrusage RUSAGE_SELF, user + system), heap
+	// allocations and bytes allocated (runtime.MemStats Mallocs and
+	// TotalAlloc). 0 in results.json written before they were recorded.
+	RedisCPUPerOp  float64 `json:"redis_cpu_us_per_lock_unlock"`
+	ClientCPUPerOp float64 `json:"client_cpu_us_per_lock_unlock"`
+	AllocsPerOp    float64 `json:"client_allocs_per_lock_unlock"`
+	BytesPerOp     float64 `json:"client_alloc_bytes_per_lock_unlock"`
+	Err            string  `json:"error,omitempty"`
 }
 
 // emptyScript measures what Lua itself costs a round trip.
@@ -119,7 +131,41 @@ func (e *env) runUncontended(k kind, o openOpts) (uncontendedResult, error) {
 	// and REPLCONF ACKs a replica's.
 	res.CmdsPerOp = round2(float64(d.sent(k.inner)-d.calls["ping"]-int64(2*len(floors))-d.calls["replconf"]) / float64(n))
 	res.Waits = round2(float64(d.calls["wait"]) / float64(n))
-	return res, nil
+	return res, e.costLoop(ctx, l, name, n, &res)
+}
+
+// costLoop runs n Lock+Unlock calls of l on name back to back and records
+// what they cost in res. The calls share one bound (for a call stuck on
+// the free lock) instead of lockWithin's timer and context each, which
+// would count in the figures; their context has no deadline, as the
+// contended cells' workers' have none.
+func (e *env) costLoop(ctx context.Context, l locker, name string, n int, res *uncontendedResult) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	bound := stuckAfter + time.Duration(n)*time.Millisecond
+	stuck := time.AfterFunc(bound, func() { cancel(fmt.Errorf("%w: %d Lock+Unlock calls not done after %v", errStuck, n, bound)) })
+	defer stuck.Stop()
+	// Every kind's loop starts on a heap just collected, so that each
+	// pays for the collections its own allocations bring on.
+	runtime.GC()
+	before, cost0 := e.snapshot(), costAtStart()
+	for range n {
+		h, err := l.lock(ctx, name)
+		if err == nil {
+			err = h.unlock()
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				err = context.Cause(ctx)
+			}
+			return fmt.Errorf("back-to-back loop: %w", err)
+		}
+	}
+	cost1 := costAtEnd()
+	d := before.to(e.snapshot())
+	res.RedisCPUPerOp = round1(d.cpuUs / float64(n))
+	res.ClientCPUPerOp, res.AllocsPerOp, res.BytesPerOp = cost1.per(cost0, n)
+	return nil
 }
 
 // pingRoundTrip times n PINGs one at a time on a plain go-redis client,
