@@ -255,8 +255,8 @@ func run() int {
 		res, err := e.runLatch()
 		res.Err = errText(err)
 		r.Latch = append(r.Latch, res)
-		e.progress("latch        %-20s %d awaiters on %d clients, %d rounds: wake p50 %5.2fms p99 %5.2fms max %5.2fms  cmds while parked %d (%.2fs)  cmds/round %v%s",
-			res.Kind, res.Awaiters, res.Clients, res.Rounds, res.Wake.P50/1e3, res.Wake.P99/1e3, res.Wake.Max/1e3, res.ParkedCmds, res.ParkedSeconds, res.CmdsPerRound, errSuffix(err))
+		e.progress("latch        %-20s %d awaiters on %d clients, %d rounds: wake p50 %5.2fms p99 %5.2fms max %5.2fms  cmds while parked %d (%.2fs)  cmds/round %v (set-up %v)%s",
+			res.Kind, res.Awaiters, res.Clients, res.Rounds, res.Wake.P50/1e3, res.Wake.P99/1e3, res.Wake.Max/1e3, res.ParkedCmds, res.ParkedSeconds, res.CmdsPerRound, res.SetupPerRound, errSuffix(err))
 	}
 	// Last: a replica attached to the server would change what the
 	// others measure (the semaphore's acquires would wait for it too).

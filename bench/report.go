@@ -512,12 +512,12 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "\n## (l) Latch wake-up: %d goroutines on %d clients awaiting one latch\n\n", x0.Awaiters, x0.Clients)
 		fmt.Fprintf(&b, "relock's count-down latch (package latch, Redisson's RCountDownLatch), %d rounds on one latch. "+
 			"Each round sets its count to 1 (TrySetCount), starts the goroutines calling Await, spread over the clients, and waits until they are parked: "+
-			"a subscriber per client on the latch's channel (PUBSUB NUMSUB), a read of the count per goroutine, and no more reads 10 ms later (INFO commandstats). "+
+			"a subscriber per client on the latch's channel (PUBSUB NUMSUB), every goroutine counted among its client's waiters (Client.Stats), and no more reads of the count 10 ms later (INFO commandstats). "+
 			"They sleep %d ms more, then one CountDown from another client opens the latch. "+
 			"**wake**: from just before that CountDown is called to each Await's return, for every goroutine of every round. "+
-			"**cmds while parked**: commands clients sent in those %d ms of every round (0 expected); **cmds per round**: those of each round, from the TrySetCount to the last Await's return (the first round subscribes, and awaiters that join a channel before their client has heard the TrySetCount's message on it are woken by it and read the count once more). "+
+			"**cmds while parked**: commands clients sent in those %d ms of every round (0 expected); **cmds per round**: those of each round, from the TrySetCount to the last Await's return (a client's awaiters share their reads of the count; those that join a channel before their client has heard the TrySetCount's message on it are woken by it, and their client reads the count once more); **of them set-up**: the clients' one-time commands, which only the first round has (connections' HELLO, the SUBSCRIBE with its confirming PING, script loads). "+
 			"**early**: Await calls that returned before the CountDown (0 expected; any is an error of the row).\n\n", x0.Rounds, m.Config.LatchSettleMs, m.Config.LatchSettleMs)
-		t.header(1, "latch", "wake p50", "wake p99", "wake max", "cmds while parked", "cmds per round", "early")
+		t.header(1, "latch", "wake p50", "wake p99", "wake max", "cmds while parked", "cmds per round", "of them set-up", "early")
 		for _, x := range r.Latch {
 			if x.Err != "" {
 				t.row(x.Kind, "error: "+x.Err)
@@ -527,7 +527,11 @@ func (r *report) markdown() string {
 			for i, n := range x.CmdsPerRound {
 				rounds[i] = fmt.Sprint(n)
 			}
-			t.row(x.Kind, us(x.Wake.P50), us(x.Wake.P99), us(x.Wake.Max), fmt.Sprint(x.ParkedCmds), strings.Join(rounds, ", "), fmt.Sprint(x.Early))
+			setup := make([]string, len(x.SetupPerRound))
+			for i, n := range x.SetupPerRound {
+				setup[i] = fmt.Sprint(n)
+			}
+			t.row(x.Kind, us(x.Wake.P50), us(x.Wake.P99), us(x.Wake.Max), fmt.Sprint(x.ParkedCmds), strings.Join(rounds, ", "), strings.Join(setup, ", "), fmt.Sprint(x.Early))
 		}
 	}
 

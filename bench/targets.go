@@ -21,7 +21,14 @@ import (
 //     1.3 × the bare FIFO hand-off reference's (scenario x), the
 //     reentrant lock's at most 1.5 × the leanest peer's.
 //   - Uncontended: each relock kind's Lock+Unlock p50 at most 1.15 × two
-//     PING round trips.
+//     PING round trips; its allocations per Lock+Unlock at most
+//     redislock's (tuned, the same go-redis options) + 4, its client CPU
+//     per Lock+Unlock at most redislock's, its Redis CPU at most 1.1 ×
+//     Redisson's RLock scripts' (the reference kind).
+//   - Many locks (scenario c): the reentrant lock's acquisitions/s at
+//     least the best go-redis peer's (redsync's, redislock's); each relock
+//     kind's client CPU per acquisition at most redislock's (tuned), its
+//     Redis CPU at most 1.1 × Redisson's RLock scripts'.
 //   - The fair lock: no FIFO inversion in any contended cell.
 //   - The semaphore: never more holders than its permits, in any cell;
 //     with 1 permit and 16 workers, Redis CPU per acquisition at most
@@ -102,6 +109,16 @@ func (r *report) targets() []target {
 		}
 	}
 
+	var lockRef, uncRef *uncontendedResult
+	for i := range r.Uncontended {
+		switch x := &r.Uncontended[i]; {
+		case x.Err != "":
+		case x.Kind == "redislock tuned":
+			lockRef = x
+		case x.Kind == rlockRefID:
+			uncRef = x
+		}
+	}
 	for _, x := range r.Uncontended {
 		if !isRelock(x.Kind) || x.Err != "" {
 			continue
@@ -111,7 +128,23 @@ func (r *report) targets() []target {
 			Measured: fmt.Sprintf("%s vs %s: %.2f× (two empty EVALSHA: %.2f×)", us(x.LockUnlock.P50), us(x.Ping.P50), x.Ratio, x.FloorRatio),
 			Met:      x.Ratio <= 1.15,
 		})
+		if lockRef != nil {
+			out = append(out, target{
+				Goal: x.Kind + ": uncontended allocations per Lock+Unlock ≤ redislock tuned's + 4, client CPU ≤ redislock tuned's",
+				Measured: fmt.Sprintf("%s vs %s allocations; client CPU %s vs %s (%.2f×)", num(x.AllocsPerOp), num(lockRef.AllocsPerOp),
+					cpuUs(x.ClientCPUPerOp), cpuUs(lockRef.ClientCPUPerOp), x.ClientCPUPerOp/lockRef.ClientCPUPerOp),
+				Met: x.AllocsPerOp <= lockRef.AllocsPerOp+4 && x.ClientCPUPerOp <= lockRef.ClientCPUPerOp,
+			})
+		}
+		if uncRef != nil && uncRef.RedisCPUPerOp > 0 {
+			out = append(out, target{
+				Goal:     x.Kind + ": uncontended Redis CPU per Lock+Unlock ≤ 1.1 × Redisson's RLock scripts'",
+				Measured: fmt.Sprintf("%s vs %s (%.2f×)", cpuUs(x.RedisCPUPerOp), cpuUs(uncRef.RedisCPUPerOp), x.RedisCPUPerOp/uncRef.RedisCPUPerOp),
+				Met:      x.RedisCPUPerOp <= 1.1*uncRef.RedisCPUPerOp,
+			})
+		}
 	}
+	out = append(out, r.manyTargets()...)
 
 	// The fair lock: no inversion in any contended cell.
 	var fairCells []*cellResult
@@ -146,6 +179,65 @@ func (r *report) targets() []target {
 				Measured: fmt.Sprintf("longest %s; %d of %d clients' Shutdowns still running %d ms past it (cut short by closing their connections)",
 					ms(o.ShutdownMs*1e3), o.LateShutdowns, o.Clients, o.TargetMs),
 				Met: o.LateShutdowns == 0,
+			})
+		}
+	}
+	return out
+}
+
+// manyTargets checks scenario (c): the reentrant lock's acquisitions/s
+// against the best go-redis peer's, and each relock kind's client CPU
+// against redislock's (tuned) and Redis CPU against Redisson's RLock
+// scripts', all per acquisition.
+func (r *report) manyTargets() []target {
+	var out []target
+	var best, lockRef, ref *cellResult
+	for i := range r.Many {
+		c := &r.Many[i]
+		if c.Err != "" || c.Acquisitions == 0 {
+			continue
+		}
+		switch {
+		case c.Kind == rlockRefID:
+			ref = c
+		case strings.HasPrefix(c.Kind, "redsync") || strings.HasPrefix(c.Kind, "redislock"):
+			if best == nil || c.PerSec > best.PerSec {
+				best = c
+			}
+			if c.Kind == "redislock tuned" {
+				lockRef = c
+			}
+		}
+	}
+	for i := range r.Many {
+		c := &r.Many[i]
+		if !isRelock(c.Kind) {
+			continue
+		}
+		if c.Err != "" {
+			out = append(out, target{Goal: c.Kind + ", many locks", Measured: "failed: " + c.Err})
+			continue
+		}
+		if best != nil && c.Kind == "relock reentrant" {
+			out = append(out, target{
+				Goal:     fmt.Sprintf("%s, many locks (%d names, W=%d): acq/s ≥ best go-redis peer's", c.Kind, c.Names, c.Workers),
+				Measured: fmt.Sprintf("%s vs %s %s acq/s (%.2f×)", grouped(c.PerSec), best.Kind, grouped(best.PerSec), c.PerSec/best.PerSec),
+				Met:      c.PerSec >= best.PerSec,
+			})
+		}
+		if lockRef != nil {
+			out = append(out, target{
+				Goal: fmt.Sprintf("%s, many locks: client CPU/acquisition ≤ redislock tuned's", c.Kind),
+				Measured: fmt.Sprintf("%s vs %s (%.2f×); allocations %s vs %s", cpuUs(c.ClientCPUPerAcq), cpuUs(lockRef.ClientCPUPerAcq),
+					c.ClientCPUPerAcq/lockRef.ClientCPUPerAcq, num(c.AllocsPerAcq), num(lockRef.AllocsPerAcq)),
+				Met: c.ClientCPUPerAcq <= lockRef.ClientCPUPerAcq,
+			})
+		}
+		if ref != nil {
+			out = append(out, target{
+				Goal:     fmt.Sprintf("%s, many locks: Redis CPU/acquisition ≤ 1.1 × Redisson's RLock scripts'", c.Kind),
+				Measured: fmt.Sprintf("%s vs %s (%.2f×)", cpuUs(c.RedisCPUPerAcq), cpuUs(ref.RedisCPUPerAcq), c.RedisCPUPerAcq/ref.RedisCPUPerAcq),
+				Met:      c.RedisCPUPerAcq <= 1.1*ref.RedisCPUPerAcq,
 			})
 		}
 	}
