@@ -246,7 +246,7 @@ func (r *report) shared() (w, clients int, ok bool) {
 	return cfg.SharedClients * cfg.SharedGoroutines, cfg.SharedClients, cfg.SharedClients > 0
 }
 
-// headline is the table the README quotes: 16 workers (or the largest
+// headline is the table docs/performance.md quotes: 16 workers (or the largest
 // run), the longest critical section.
 func (r *report) headline() (w, cs int) {
 	cfg := r.Meta.Config

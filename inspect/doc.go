@@ -2,7 +2,7 @@
 // holds a lock and how many times, who waits for it, its TTL, a read/write
 // lock's mode and readers, a fair lock's queue, and a fencing counter. It
 // reads the records of relock's lock types and those Redisson writes,
-// which share their layout (the README's "Redisson wire layout").
+// which share their layout (docs/wire-layout.md).
 //
 // Read takes a plain go-redis client, not a relock.Client: an operator's
 // tool needs neither a watchdog nor a subscription. It reads every key of

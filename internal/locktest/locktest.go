@@ -226,7 +226,7 @@ func (e *env) resetDenied(t testing.TB) {
 
 // checkDenied fails t if a limited server logged a denied command, key
 // or channel: relock ran as redistest.LockUser with only the commands
-// the README lists.
+// docs/operations.md lists.
 func (e *env) checkDenied(t testing.TB) {
 	t.Helper()
 	for _, s := range e.limitedServers() {

@@ -31,7 +31,7 @@ const (
 )
 
 // LockCommands is every command relock sends or runs inside its scripts,
-// the list the README gives for an ACL user; internal/securetest checks
+// the list docs/operations.md gives for an ACL user; internal/securetest checks
 // that the two agree. The connection set-up commands are go-redis's:
 // HELLO, CLIENT SETNAME (with a ClientName), and on Redis 7.2 and later
 // CLIENT SETINFO, which Redis 7.0 does not know (go-redis ignores its
