@@ -16,7 +16,7 @@ const semaphoreID = "relock semaphore"
 // acquisition one permit. The peers have no semaphore.
 func semaphoreKind() kind {
 	return kind{ID: semaphoreID, Lib: "relock", Config: "defaults; Acquire(1), Release(1); go-redis client as the locks'", Relock: true,
-		inner: relockInner("get", "decrby", "incrby"), open: openRelock(semaphorePermit)}
+		inner: relockInner("get", "decrby", "incrby", "persist"), open: openRelock(semaphorePermit)}
 }
 
 // semaphoreTTL is the semaphores' Options.TTL, far longer than a cell:

@@ -9,13 +9,27 @@
 // lower-case hex digits by Permit.ID), scored with the epoch millisecond
 // at which it expires. Acquire decrements the count and adds a member;
 // a release removes the member, increments the count and publishes the
-// new count on "redisson_sc:{<name>}", which wakes that many waiters on
-// each client. Acquires, releases, renewals and AvailablePermits first
-// reclaim the permits whose expiry has come: they remove them, add them
-// back to the count and publish the count. A permit that expires frees
-// itself without a message, so a waiter that finds no permit sleeps
-// until the earliest expiry, or, when no permit held expires, until a
-// message.
+// new count on "redisson_sc:{<name>}", where Redisson's waiters listen.
+// Acquires, releases, renewals and AvailablePermits first reclaim the
+// permits whose expiry has come: they remove them, add them back to the
+// count and publish the count.
+//
+// relock's waiters are served in turn, as package semaphore's are, in
+// the same registry: a waiter that finds no permit registers in
+// "relock_semaphore_waiters:{<name>}" and listens on its client's own
+// channel, "relock_sc:{<name>}:<client id>", and a release, or permits
+// coming back, wakes there the longest waiting ones that the free
+// permits can satisfy, one waiter a permit, on whichever client it
+// waits; the permit is reserved for it until it tries again. One relock
+// waiter, the watcher, also listens on the shared channel, where
+// Redisson's releases are published, and tries again when the earliest
+// held permit expires, which frees it without a message: its attempt
+// returns the permit to the count and wakes the waiter it is for. The
+// others sleep until a wake-up, trying again every 30 seconds (and when
+// a permit reserved for another runs out of time), so an expiry costs
+// one attempt, not one per waiter. Package semaphore's documentation
+// tells the rest: the watcher's echo marks, what happens to waiters of
+// a process that died, and that nothing stays behind in Redis.
 //
 // What relock adds to Redisson's permits is the lease a lock has.
 // Redisson's permits need a lease guessed up front: a holder slower than
@@ -47,11 +61,13 @@
 // delay. Keep the clocks of Redisson clients that share a semaphore with
 // relock in sync with the server's (NTP), well within those margins.
 //
-// Limits. The semaphore is not fair: a newcomer may take a permit before
-// a long waiter, as in Redisson. Permits are not owned: Semaphore.Release
-// gives back any permit by its id, and a permit released by someone else
-// goes to a waiter at once, while its relock holder learns of it only at
-// its next renewal (with a fixed lease, not at all until the lease ends).
+// Limits. The semaphore is fair only among relock's waiters: Redisson's
+// acquires do not look at the registry, and may take a permit a relock
+// waiter was woken for (which then waits in its place again). Permits
+// are not owned: Semaphore.Release gives back any permit by its id, and
+// a permit released by someone else goes to a waiter at once, while its
+// relock holder learns of it only at its next renewal (with a fixed
+// lease, not at all until the lease ends).
 // Mutual exclusion among permit holders holds only while their leases
 // hold.
 //

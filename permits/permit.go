@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/relock-go/relock"
@@ -69,44 +71,77 @@ func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration) (*Permit
 }
 
 // acquire runs the wait loop, waiting at most bound (negative: until ctx
-// ends). A waiter listens on the semaphore's channel, where releases
-// publish how many permits came free; a permit that expires frees itself
-// without a message, so an attempt that finds none reports when the
-// earliest held permit expires, and the waiter tries again then.
+// ends). A waiter listens on its client's channel for the semaphore,
+// where a release that leaves a permit it may take wakes it, and
+// registers in relock's registry of the semaphore's waiters, which serves
+// them in turn; its watcher also listens on the shared channel, where
+// Redisson's releases are published, and tries again when the earliest
+// held permit expires, which frees it without a message
+// (scripts/semaphore_prelude.lua).
 func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, error) {
 	end, err := s.begin()
 	if err != nil {
 		return nil, err
 	}
 	defer end()
-	a := &attempt{s: s, ctx: ctx}
-	spec := wait.Spec{Hub: s.c.Hub, Channel: s.keys[2], Acquirer: a, Wait: bound,
-		Done: s.c.StartAcquire(ctx, "permits", s.name)}
+	a := newAttempt(ctx, s)
+	spec := wait.Spec{Hub: s.c.Hub, Channel: s.waiters, Tag: a.tag, Acquirer: a, Handoffs: true, GivesUp: true,
+		Wait: bound, Done: s.c.StartAcquire(ctx, "permits", s.name)}
 	if err := wait.Acquire(ctx, spec); err != nil {
 		return nil, s.errorf("acquire from", err)
 	}
 	return a.permit, nil
 }
 
-// An attempt is the state of one Acquire, the wait loop's Acquirer.
+// lastTag numbers the waits of the process. A waiter's tag on its
+// client's channel, and its registry member, are its own; a "p" sets
+// them apart from package semaphore's, which may share the channel.
+var lastTag atomic.Uint64
+
+// An attempt is the state of one Acquire, the wait loop's Acquirer. Its
+// fields are used by the wait loop's goroutine only.
 type attempt struct {
 	s      *Semaphore
 	ctx    context.Context
+	tag    string  // the waiter's tag on its client's channel
+	member string  // its registry member, "<client id>:<tag>:1"
+	reg    any     // its registration time, as the last reply gave it
 	permit *Permit // once acquired
+	// listened: an attempt ran listening, so the waiter may be
+	// registered, and leaves the registry when it gives up.
+	listened bool
+	// watch: the waiter is the watcher; watching: the wait loop was
+	// told to listen on the shared channel (wait.Outcome.Also).
+	watch, watching bool
+}
+
+func newAttempt(ctx context.Context, s *Semaphore) *attempt {
+	tag := "p" + strconv.FormatUint(lastTag.Add(1), 10)
+	return &attempt{s: s, ctx: ctx, tag: tag, member: s.c.ID + ":" + tag + ":1", reg: int64(0)}
 }
 
 // Attempt runs the acquire script once, with a fresh permit id: an
 // attempt undone after a lost reply then removes its own permit and no
-// other.
-func (a *attempt) Attempt(bool) (wait.Outcome, error) {
+// other. A permit not available leaves the waiter registered when it
+// listens, and nothing otherwise; it sleeps until a wake-up, or the time
+// the reply gives (a watcher's, the earliest expiry of a held permit).
+func (a *attempt) Attempt(listening bool) (wait.Outcome, error) {
 	s, c := a.s, a.s.c
+	if a.watch && !a.watching {
+		// Appointed watcher: listen on the shared channel first, and
+		// then (the wait loop tries again at once) look.
+		a.watching = true
+		return wait.Outcome{TTL: -1, Also: s.keys[1]}, nil
+	}
+	a.listened = a.listened || listening
 	id := newPermitID()
 	opctx, cancel := c.OpContext(a.ctx)
 	defer cancel()
 	// The lease bound rests on this instant: the server sets the permit's
 	// expiry, on its own clock, after it.
 	sent := time.Now()
-	reply, err := c.EvalAcquire(opctx, core.NilReply, scripts.PermitsAcquire, s.keys, c.PublishArg, id.raw, s.leaseMs)
+	reply, err := c.EvalAcquire(opctx, core.NilReply, scripts.PermitsAcquire, s.keys, c.PublishArg, id.raw, s.leaseMs,
+		a.member, core.Flag(listening), a.reg)
 	if err != nil {
 		// The acquire may have run: its reply was lost, or the replicas
 		// did not confirm it.
@@ -114,13 +149,18 @@ func (a *attempt) Attempt(bool) (wait.Outcome, error) {
 		return wait.Outcome{}, err
 	}
 	if reply != nil {
-		ms, ok := reply.(int64)
-		if !ok {
-			return wait.Outcome{}, fmt.Errorf("unexpected acquire reply %v", reply)
+		w, err := scripts.ParseWait(reply)
+		if err != nil {
+			return wait.Outcome{}, err
 		}
-		// -1 (no permit expires) makes a negative TTL: wait for a
-		// release.
-		return wait.Outcome{TTL: time.Duration(ms) * time.Millisecond}, nil
+		a.reg = w.Registered
+		a.watch = a.watch || w.Watcher
+		o := wait.Outcome{TTL: w.Sleep}
+		if a.watch {
+			a.watching = true
+			o.Also = s.keys[1]
+		}
+		return o, nil
 	}
 	pctx, err := c.Granted(a.ctx, s.holdKey(id), core.Grant{
 		Kind:     "permits",
@@ -137,13 +177,30 @@ func (a *attempt) Attempt(bool) (wait.Outcome, error) {
 	return wait.Outcome{Acquired: true}, nil
 }
 
-// Handoff is never called: releases only wake waiters (Spec.Handoffs is
-// off).
-func (a *attempt) Handoff(string) (bool, error) { return false, nil }
+// Handoff reads a wake-up's note: "w" appoints the waiter watcher; "0"
+// (a permit it may take) needs nothing. Either way the wait loop tries
+// again: no release hands a permit over.
+func (a *attempt) Handoff(note string) (bool, error) {
+	if note == "w" {
+		a.watch = true
+	}
+	return false, nil
+}
 
-// GiveUp is never called: a failed attempt leaves nothing in Redis
-// (Spec.GivesUp is off).
-func (a *attempt) GiveUp() error { return nil }
+// GiveUp takes a waiter that may be registered out of the registry,
+// passing on a permit a release woke it for and its watcher's role,
+// within core.Grace of the caller's end and then in the background
+// (core.Client.Settle).
+func (a *attempt) GiveUp() error {
+	if !a.listened {
+		return nil
+	}
+	s := a.s
+	return s.c.Settle(a.ctx, core.HoldKey{Name: s.name, Field: a.member}, func(ctx context.Context) error {
+		_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreGiveUp, s.keys[:5], s.c.PublishArg, a.member)
+		return err
+	})
+}
 
 // renewal is the watchdog's renewal of permit id: its expiry moves to
 // the server's now plus the watchdog timeout while it is held.

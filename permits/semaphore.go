@@ -28,9 +28,17 @@ type Options struct {
 // Semaphore values may name the same semaphore. The zero Semaphore is not
 // usable: create one with New.
 type Semaphore struct {
-	c       *core.Client
-	name    string
-	keys    []string      // count, permits ZSET, channel: every script's KEYS
+	c    *core.Client
+	name string
+	// keys: the count, redisson_sc:{<name>}, relock's registry of
+	// waiters relock_semaphore_waiters:{<name>} and its watcher
+	// relock_semaphore_watcher:{<name>}, the waiters' channel prefix
+	// relock_sc:{<name>}, and the permits ZSET {<name>}:timeout: every
+	// script's KEYS (scripts/permits_prelude.lua).
+	keys []string
+	// waiters is this client's channel for its waiters,
+	// relock_sc:{<name>}:<client id>.
+	waiters string
 	lease   time.Duration // Options.Lease, whole milliseconds
 	err     error         // bad input found by New, returned by every method
 	leaseMs any           // the lease acquires set, in ms, boxed once
@@ -45,10 +53,14 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 	if opts != nil {
 		o = *opts
 	}
+	// The hub tells relock's waiters' channels by their prefix
+	// (pubsub.WaiterPrefix).
+	prefix := core.Prefix("relock_sc", name)
 	s := &Semaphore{
 		c:    core.Of(rc),
 		name: name,
-		keys: []string{name, core.Suffix(name, "timeout"), core.Prefix("redisson_sc", name)},
+		keys: []string{name, core.Prefix("redisson_sc", name), core.Prefix("relock_semaphore_waiters", name),
+			core.Prefix("relock_semaphore_watcher", name), prefix, core.Suffix(name, "timeout")},
 		// Redis keeps whole milliseconds: the context's deadline must not
 		// outlast the expiry the server sets.
 		lease: o.Lease.Truncate(time.Millisecond),
@@ -64,6 +76,7 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 		}
 	}
 	if s.c != nil {
+		s.waiters = prefix + ":" + s.c.ID
 		s.renewMs = core.Millis(s.c.WatchdogTimeout)
 		s.leaseMs = s.renewMs
 		if o.Lease > 0 {

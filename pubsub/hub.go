@@ -22,9 +22,14 @@
 // if any (calls of the same owner), to try; it wakes nobody when no
 // waiter has the tag. Synchronizers' channels follow their own
 // conventions (see Wake): on a semaphore's, a count of available permits
-// wakes the waiters whose wants it covers; on a count-down latch's, every
-// message wakes every waiter and is its note, and Wakes stamps each such
-// wake-up, so that a client's waiters can share what one read told them.
+// wakes that many waiters; on a count-down latch's, every message wakes
+// every waiter and is its note, and Wakes stamps each such wake-up, so
+// that a client's waiters can share what one read told them. A relock
+// client's own channel for a semaphore's waiters carries tagged messages
+// and echo marks: "=<count>" says that the message right after it on the
+// connection, if it is that count on the semaphore's shared channel, was
+// published by a relock script that woke relock's waiters itself, and
+// the hub wakes nobody for either (see WakeTagged).
 //
 // Listen is the other way to use a channel: a listener is told the
 // payload of every message, none merged or dropped (a relock client's
@@ -132,9 +137,6 @@ type Subscription struct {
 	ch  *channel
 	c   chan struct{}
 	tag string
-	// want is the permits a waiter on a semaphore's channel (WakeCount)
-	// wants: its tag, when that is a decimal above 1, else 1.
-	want int64
 	// note is the note of the last tagged message for this waiter not
 	// yet taken by Note. Guarded by Hub.mu.
 	note string
@@ -275,12 +277,7 @@ func (h *Hub) addLocked(ch *channel, tag string) *Subscription {
 			h.idle = slices.Delete(h.idle, i, i+1)
 		}
 	}
-	s := &Subscription{h: h, ch: ch, c: make(chan struct{}, 1), tag: tag, want: 1}
-	if ch.wake == WakeCount {
-		if n, err := strconv.ParseInt(tag, 10, 64); err == nil && n > 1 {
-			s.want = n
-		}
-	}
+	s := &Subscription{h: h, ch: ch, c: make(chan struct{}, 1), tag: tag}
 	ch.waiters = append(ch.waiters, s)
 	return s
 }
@@ -301,7 +298,10 @@ func (s *Subscription) Note() string {
 }
 
 // Close drops the waiter. The last waiter on a channel unsubscribes it,
-// at once or, with SetLinger, once it has been idle long enough. An
+// at once or, with SetLinger, once it has been idle long enough; a
+// semaphore's shared channel (WakeCount) goes at once: only a watcher
+// listens there, the role moves from client to client, and every client
+// still subscribed would cost the server a write for each release. An
 // unconsumed untagged wake-up passes to the next waiter. Close is
 // idempotent.
 func (s *Subscription) Close() {
@@ -324,7 +324,7 @@ func (s *Subscription) Close() {
 	if len(ch.waiters) > 0 || len(ch.listeners) > 0 || h.channels[ch.name] != ch || h.closed {
 		return
 	}
-	if h.linger == 0 {
+	if h.linger == 0 || ch.wake == WakeCount {
 		h.dropLocked(ch)
 		return
 	}
@@ -410,37 +410,66 @@ const (
 	// the waiter tagged tag, anything else every waiter.
 	WakeLock Wake = iota
 	// WakeCount is a semaphore channel's (Redisson's redisson_sc:): a
-	// decimal n, the permits now available, wakes the waiters whose
-	// wants fit in n together, least recently woken first, passing over
-	// those that want more than remain (a waiter's tag, when a decimal,
-	// is the permits it wants; 1 otherwise), so 0 wakes nobody; anything
-	// else wakes every waiter.
+	// decimal n, the permits now available, wakes up to n waiters, least
+	// recently woken first, so 0 wakes nobody; anything else wakes every
+	// waiter. relock's waiters listen on their client's channel
+	// (WakeTagged) and only a semaphore's watcher listens here, so that
+	// a release wakes the relock waiters it can satisfy, and not one
+	// waiter in every client.
 	WakeCount
 	// WakeAll is a count-down latch channel's: every message wakes
 	// every waiter, with the message as its note: the last one, or
 	// "0" (Redisson's "opened") if one came, when several came before
 	// the waiter looked.
 	WakeAll
+	// WakeTagged is a relock client's own channel for a semaphore's
+	// waiters (WaiterPrefix): "<tag>:<note>" hands the note to the
+	// waiter tagged tag, as on a lock channel, and "=<count>" is an echo
+	// mark, which wakes nobody; anything else wakes every waiter. An
+	// echo mark says that the message right after it on the connection,
+	// if it is count on the semaphore's shared channel (echoOf), comes
+	// from a relock script that woke relock's waiters itself: the hub
+	// wakes nobody for it either. A relock script publishes the two in a
+	// row, and the server delivers them to a connection in that order
+	// with nothing between them, so the mark pairs with its own message
+	// and never with another client's release.
+	WakeTagged
 )
 
 // Channel name prefixes of Redisson's synchronizers, whose messages wake
-// waiters otherwise than a lock's.
+// waiters otherwise than a lock's, and of relock's own channels for a
+// semaphore's waiters: WaiterPrefix + "{<name>}:<client id>" (the name
+// bare when it carries its own hash tag), the shared channel's name with
+// relock's prefix and the client's id.
 const (
 	SemaphorePrefix = "redisson_sc:"
 	LatchPrefix     = "redisson_countdownlatch__channel__"
+	WaiterPrefix    = "relock_sc:"
 )
 
-// WakeOf returns how messages on channel wake its waiters, by Redisson's
-// channel names: WakeCount for semaphores (SemaphorePrefix), WakeAll for
-// count-down latches (LatchPrefix), WakeLock for the rest.
+// WakeOf returns how messages on channel wake its waiters, by its name:
+// WakeCount for semaphores (SemaphorePrefix), WakeAll for count-down
+// latches (LatchPrefix), WakeTagged for relock's waiters of a semaphore
+// (WaiterPrefix), WakeLock for the rest.
 func WakeOf(channel string) Wake {
 	switch {
 	case strings.HasPrefix(channel, SemaphorePrefix):
 		return WakeCount
 	case strings.HasPrefix(channel, LatchPrefix):
 		return WakeAll
+	case strings.HasPrefix(channel, WaiterPrefix):
+		return WakeTagged
 	}
 	return WakeLock
+}
+
+// echoOf returns the shared channel whose messages the echo marks on
+// waiters' channel name (WakeTagged) announce: the part between
+// WaiterPrefix and the client id (which has no colon), after
+// SemaphorePrefix.
+func echoOf(name string) string {
+	rest := strings.TrimPrefix(name, WaiterPrefix)
+	return SemaphorePrefix + rest[:max(strings.LastIndexByte(rest, ':'), 0)]
 }
 
 // wakeLocked wakes ch's waiters for a message with payload.
@@ -461,7 +490,7 @@ func (ch *channel) wakeLocked(payload string) {
 	switch tag, note, tagged := strings.Cut(payload, ":"); {
 	case tagged:
 		ch.notifyLocked(tag, note)
-	case payload == "0":
+	case payload == "0" && ch.wake == WakeLock:
 		ch.wakeOneLocked()
 	default:
 		ch.wakeAllLocked()
@@ -481,18 +510,15 @@ func (ch *channel) wakeOneLocked() {
 	}
 }
 
-// wakeCountLocked wakes, least recently woken first, the waiters with no
-// pending signal whose wants fit in n permits together, passing over
-// those that want more than remain, and moves the woken to the back of
-// the line.
+// wakeCountLocked wakes up to n waiters with no pending signal, least
+// recently woken first, and moves the woken to the back of the line.
 func (ch *channel) wakeCountLocked(n int64) {
 	var woken []*Subscription
 	kept := ch.waiters[:0]
 	for _, s := range ch.waiters {
-		if s.want <= n {
+		if int64(len(woken)) < n {
 			select {
 			case s.c <- struct{}{}:
-				n -= s.want
 				woken = append(woken, s)
 				continue
 			default:
@@ -551,6 +577,10 @@ func (h *Hub) deliver(l *link, msg any) (dropped []string) {
 func (h *Hub) route(l *link, msg any) (dropped []string, listeners []func(string)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// An echo mark holds for the one message after it on l, whatever
+	// that is.
+	echo := l.echo
+	l.echo = echoMark{}
 	switch m := msg.(type) {
 	case *redis.Subscription:
 		if m.Kind != "sunsubscribe" {
@@ -565,10 +595,16 @@ func (h *Hub) route(l *link, msg any) (dropped []string, listeners []func(string
 		}
 	case *redis.Message:
 		ch := h.channels[m.Channel]
-		if ch == nil {
+		switch {
+		case ch == nil:
 			return nil, nil
+		case ch.wake == WakeTagged && strings.HasPrefix(m.Payload, "="):
+			l.echo = echoMark{channel: echoOf(ch.name), payload: m.Payload[1:]}
+		case echo.channel == m.Channel && echo.payload == m.Payload:
+			// A relock script's own message, whose waiters it woke.
+		default:
+			ch.wakeLocked(m.Payload)
 		}
-		ch.wakeLocked(m.Payload)
 		return nil, ch.listeners
 	case *redis.Pong:
 		if p, ok := h.pings[m.Payload]; ok {

@@ -36,9 +36,19 @@ type link struct {
 	// Guarded by Hub.mu.
 	unsubs map[string]int
 
+	// echo is the echo mark of the message read last, if it was one
+	// (WakeTagged), for the message after it. Guarded by Hub.mu.
+	echo echoMark
+
 	writes []write       // subscription changes to send, in order; guarded by Hub.mu
 	kick   chan struct{} // a write was queued
 	done   chan struct{} // closed by close
+}
+
+// An echoMark names the message that an echo mark announces: payload on
+// channel.
+type echoMark struct {
+	channel, payload string
 }
 
 // A write is one subscription change for a link's writer to send: a

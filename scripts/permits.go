@@ -24,9 +24,11 @@ var (
 )
 
 // Expirable permits (Redisson RPermitExpirableSemaphore) operations. Each
-// is permits_prelude.lua, which documents their common KEYS and the
-// reclaiming of expired permits, followed by the operation's own file.
-// PermitsUpdate is also the watchdog's renewal of a held permit.
+// is semaphore_prelude.lua (relock's registry of waiters, which the
+// permits share with RSemaphore's), permits_prelude.lua, which documents
+// their common KEYS and the reclaiming of expired permits, and the
+// operation's own file. PermitsUpdate is also the watchdog's renewal of a
+// held permit. A waiter gives up with SemaphoreGiveUp.
 var (
 	PermitsAcquire   = permits(permitsAcquireSrc)
 	PermitsRelease   = permits(permitsReleaseSrc)
@@ -37,5 +39,5 @@ var (
 )
 
 func permits(src string) *redis.Script {
-	return redis.NewScript(permitsPrelude + src)
+	return redis.NewScript(semaphorePrelude + permitsPrelude + src)
 }

@@ -1,13 +1,13 @@
 -- permits_prelude: helpers prepended to every expirable-permits script
--- (Redisson's RPermitExpirableSemaphore).
+-- (Redisson's RPermitExpirableSemaphore), after semaphore_prelude.lua.
 --
--- Every permits script receives the same KEYS:
--- KEYS[1]  available count STRING, the semaphore's name
--- KEYS[2]  permits ZSET, {<name>}:timeout: member = permit id (its 16 raw
+-- Every permits script receives the same KEYS: KEYS[1] to KEYS[5] as in
+-- semaphore_prelude.lua (the count, the channel redisson_sc:{<name>},
+-- where each message is a count of permits that became available, and
+-- relock's registry of waiters), and
+-- KEYS[6]  permits ZSET, {<name>}:timeout: member = permit id (its 16 raw
 --          bytes), score = epoch ms at which the permit expires
 --          (permits_no_expiry for a permit without a lease)
--- KEYS[3]  channel, redisson_sc:{<name>}, where each message is a count
---          of permits that became available
 -- and ARGV[1], the publish command: PUBLISH, or SPUBLISH for sharded
 -- pub/sub.
 --
@@ -18,9 +18,9 @@
 -- permits_no_expiry is the score Redisson gives a permit without a lease.
 local permits_no_expiry = 922337203685477
 
+-- now_ms is the server's time in milliseconds.
 local function now_ms()
-	local t = redis.call('time')
-	return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+	return math.floor(now_us() / 1000)
 end
 
 -- count_up adds n to the count and returns the new count, a decimal
@@ -34,14 +34,17 @@ local function count_up(n)
 end
 
 -- reclaim returns the permits whose expiry has come to the count and,
--- when that leaves any available, publishes the count. (tonumber may
--- round a count past 2^53, never across zero.)
-local function reclaim(now)
-	local expired = redis.call('zremrangebyscore', KEYS[2], 0, now)
+-- when that leaves any available, publishes the count and returns it, for
+-- the caller to serve the waiters; nil otherwise. (tonumber may round a
+-- count past 2^53, never across zero.)
+local function reclaim()
+	local expired = redis.call('zremrangebyscore', KEYS[6], 0, now_ms())
 	if expired > 0 then
 		local value = count_up(expired)
 		if tonumber(value) > 0 then
-			redis.call(ARGV[1], KEYS[3], value)
+			announce(value)
+			return value
 		end
 	end
+	return nil
 end

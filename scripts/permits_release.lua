@@ -8,11 +8,14 @@
 -- counts as released already.
 --
 -- Reply: 1 when the permit was held: it is removed, the count
--- incremented and the new count published; 0 when it was not (released
+-- incremented, the new count published and relock's waiters it can
+-- satisfy woken (semaphore_prelude.lua); 0 when it was not (released
 -- before, expired, or never taken), and nothing else changes.
-reclaim(now_ms())
-if redis.call('zrem', KEYS[2], ARGV[2]) == 0 then
-	return 0
+local available = reclaim()
+local released = redis.call('zrem', KEYS[6], ARGV[2])
+if released == 1 then
+	available = count_up(1)
+	announce(available)
 end
-redis.call(ARGV[1], KEYS[3], count_up(1))
-return 1
+serve_all(available)
+return released

@@ -4,11 +4,13 @@
 -- ARGV[1]  publish command
 -- ARGV[2]  the count
 --
--- Reply: 1 when the count was set (and published), 0 when one was set
--- already (nothing changes).
+-- Reply: 1 when the count was set, published and relock's waiters it can
+-- satisfy woken (semaphore_prelude.lua); 0 when one was set already
+-- (nothing changes).
 if redis.call('exists', KEYS[1]) == 1 then
 	return 0
 end
 redis.call('set', KEYS[1], ARGV[2])
-redis.call(ARGV[1], KEYS[3], ARGV[2])
+announce(ARGV[2])
+serve_all(ARGV[2])
 return 1

@@ -1,23 +1,57 @@
 -- semaphore_acquire: take permits from a semaphore (Redisson RSemaphore
--- layout), all or none.
+-- layout), all or none, in turn among relock's waiters.
 --
--- KEYS[1]  permits STRING, the user's semaphore name: the available count
---          (absent: 0)
--- ARGV[1]  permits wanted, a positive integer of at most 2^53
+-- KEYS     see semaphore_prelude.lua
+-- ARGV[1]  publish command
+-- ARGV[2]  permits wanted, a positive integer of at most 2^53
 --          (relock.MaxCount)
+-- ARGV[3]  the caller's registry member, "<client id>:<tag>:<ARGV[2]>"
+-- ARGV[4]  "1" when the caller listens on its client's channel, and
+--          registers when it does not take its permits; "0" otherwise (a
+--          single try, or a first attempt before listening)
+-- ARGV[5]  the caller's registration time, as a reply gave it ("0" for
+--          none): where a woken caller that finds too few goes back
 --
--- The comparison is exact although Lua numbers are doubles: ARGV[1] is
--- at most 2^53, so tonumber keeps it, and rounding is monotonic and
--- keeps 2^53, so a count at least ARGV[1] still compares at least
--- ARGV[1] when tonumber rounds it; a count below ARGV[1] is below 2^53
--- and not rounded at all. DECRBY then subtracts the exact string.
+-- The caller takes its permits when the count (GET) is at least ARGV[2]
+-- and, unless a walk woke it for them (its score is negative), when they
+-- fit in what the registered waiters ahead of it do not claim (see the
+-- prelude's serve, which wakes those it can on its way). Whatever the
+-- reservations, the permits are taken only when the count is at least
+-- ARGV[2], which is exact although Lua numbers are doubles: ARGV[2] is at
+-- most 2^53, so tonumber keeps it, and rounding is monotonic and keeps
+-- 2^53, so a count at least ARGV[2] still compares at least ARGV[2] when
+-- tonumber rounds it; a count below ARGV[2] is below 2^53 and not rounded
+-- at all. DECRBY then subtracts the exact string, keeping the key's TTL.
 --
--- Reply: 1 when the available count was at least ARGV[1] and has been
--- decremented by it (DECRBY, which keeps the key's TTL); 0, changing
--- nothing, otherwise. Nothing is published: fewer permits wake nobody.
-local available = redis.call('get', KEYS[1])
-if available and tonumber(available) >= tonumber(ARGV[1]) then
-	redis.call('decrby', KEYS[1], ARGV[1])
+-- Reply: 1 when the permits were taken (the caller left the registry);
+-- otherwise {ms, watcher, registration}: how long to sleep at most before
+-- trying again, 1 when the caller is the watcher (it must listen on the
+-- shared channel too), and its registration time (0 when not registered).
+local have = tonumber(redis.call('get', KEYS[1]) or '0')
+local want = tonumber(ARGV[2])
+-- A caller that never registered (ARGV[5] "0") is not looked up.
+local score = ARGV[5] ~= '0' and redis.call('zscore', KEYS[3], ARGV[3])
+score = score and tonumber(score)
+local left, woken = have, false
+if score and score < 0 and have >= want then
+	woken, left = true, have - want
+end
+local _, first, mine = serve(left, ARGV[3], score, want)
+if woken or mine then
+	redis.call('decrby', KEYS[1], ARGV[2])
+	if score then
+		drop(ARGV[3])
+	end
+	if vacant then
+		appoint()
+	end
 	return 1
 end
-return 0
+local watcher = 0
+if ARGV[4] == '1' then
+	score, watcher = sleep(ARGV[3], score, ARGV[5])
+end
+if vacant then
+	appoint()
+end
+return {wait_ms(have >= want, first), watcher, score or 0}

@@ -3,49 +3,87 @@ package semaphore
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"sync/atomic"
 
+	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/scripts"
 )
 
+// lastTag numbers the waits of the process: a waiter's tag on its
+// client's channel, and its registry member, are its own.
+var lastTag atomic.Uint64
+
 // An attempt is one Acquire or TryAcquire call, as the wait loop
-// (internal/wait) sees it. Its waiter listens on the semaphore's channel,
-// where every increase of the count is published and wakes the waiters
-// of each client that the count covers (pubsub.WakeCount), each counting
-// the permits it wants (its tag).
+// (internal/wait) sees it. Its waiter listens on its client's channel
+// for the semaphore (Semaphore.waiters), tagged with a number of its
+// own, where a release that can satisfy it wakes it ("<tag>:0"); while
+// it is the semaphore's watcher ("<tag>:w", or an attempt's reply), also
+// on the shared channel, where Redisson's releases are published
+// (scripts/semaphore_prelude.lua). Its fields are used by the wait
+// loop's goroutine only.
 type attempt struct {
-	s   *Semaphore
-	ctx context.Context
-	n   any // the permits wanted, boxed once for every attempt
+	s      *Semaphore
+	ctx    context.Context
+	n      any    // the permits wanted, boxed once for every attempt
+	tag    string // the waiter's tag on its client's channel
+	member string // its registry member, "<client id>:<tag>:<n>"
+	reg    any    // its registration time, as the last reply gave it
+	// listened: an attempt ran listening, so the waiter may be
+	// registered, and leaves the registry when it gives up.
+	listened bool
+	// watch: the waiter is the watcher; watching: the wait loop was
+	// told to listen on the shared channel (wait.Outcome.Also).
+	watch, watching bool
+}
+
+func newAttempt(ctx context.Context, s *Semaphore, n int64) *attempt {
+	tag := strconv.FormatUint(lastTag.Add(1), 10)
+	return &attempt{s: s, ctx: ctx, n: n, tag: tag, member: s.c.ID + ":" + tag + ":" + strconv.FormatInt(n, 10), reg: int64(0)}
 }
 
 // Attempt runs the acquire script once, on its own context
 // (core.Client.Outlive): a caller that gives up mid-call gets its time
-// back, and permits the call took after that are given back. Permits not available leave nothing in Redis, whether the
-// waiter listens yet or not, and nothing bounds the sleep but a wake-up:
-// an expiring key (Options.TTL) takes permits away, never adds them.
+// back, and permits the call took after that are given back, or its
+// registration undone. Permits not available leave the waiter registered
+// when it listens, and nothing otherwise; it sleeps until a wake-up, or
+// the time the reply gives (relock's waiters try again now and then, and
+// before a woken waiter's deadline when only that waiter stood in the
+// way: its process may have died).
 //
 // With replica sync (relock.Options.SyncReplicas) the attempt waits for
 // the master's replicas, as lock acquires do; permits taken on a master
 // whose replicas did not confirm them are given back (and published, for
 // anyone who waited meanwhile), and the attempt fails with an error
 // matching relock.ErrNotAcquired, as Redisson's tryAcquire does.
-func (a *attempt) Attempt(bool) (wait.Outcome, error) {
-	c := a.s.c
+func (a *attempt) Attempt(listening bool) (wait.Outcome, error) {
+	s, c := a.s, a.s.c
+	if a.watch && !a.watching {
+		// Appointed watcher: listen on the shared channel first, and
+		// then (the wait loop tries again at once) look.
+		a.watching = true
+		return wait.Outcome{TTL: -1, Also: s.channel}, nil
+	}
+	a.listened = a.listened || listening
+	n, member := a.n, a.member
+	args := []any{c.PublishArg, n, member, core.Flag(listening), a.reg}
 	reply, err := c.Outlive(a.ctx, func(ctx context.Context) (any, error) {
-		return c.EvalAcquire(ctx, took, scripts.SemaphoreAcquire, a.s.keys[:1], a.n)
+		return c.EvalAcquire(ctx, took, scripts.SemaphoreAcquire, s.keys, args...)
 	}, func(ctx context.Context, reply any, _ error) {
 		// The caller left before the reply came: permits it took go
-		// back.
+		// back, and the waiter leaves the registry.
 		if took(reply) {
-			_, _ = a.s.release(ctx, a.n)
+			_, _ = s.release(ctx, n)
+		} else if listening {
+			_ = s.giveUp(ctx, member)
 		}
 	})
 	switch {
 	case err != nil && took(reply):
 		ctx, cancel := c.CleanupContext(a.ctx)
 		defer cancel()
-		if _, rerr := a.s.release(ctx, a.n); rerr != nil {
+		if _, rerr := s.release(ctx, n); rerr != nil {
 			err = fmt.Errorf("%w (returning the permits failed: %v)", err, rerr)
 		}
 		return wait.Outcome{}, err
@@ -54,16 +92,43 @@ func (a *attempt) Attempt(bool) (wait.Outcome, error) {
 	case took(reply):
 		return wait.Outcome{Acquired: true}, nil
 	}
-	return wait.Outcome{TTL: -1}, nil
+	w, err := scripts.ParseWait(reply)
+	if err != nil {
+		return wait.Outcome{}, err
+	}
+	a.reg = w.Registered
+	a.watch = a.watch || w.Watcher
+	o := wait.Outcome{TTL: w.Sleep}
+	if a.watch {
+		a.watching = true
+		o.Also = s.channel
+	}
+	return o, nil
 }
 
-// Handoff is never called: no release hands permits to a waiter, so the
-// semaphore's wake-ups carry no notes (wait.Spec.Handoffs is false).
-func (a *attempt) Handoff(string) (bool, error) { return false, nil }
+// Handoff reads a wake-up's note: "w" appoints the waiter watcher; "0"
+// (permits it can take) needs nothing. Either way the wait loop tries
+// again: no release hands permits over.
+func (a *attempt) Handoff(note string) (bool, error) {
+	if note == "w" {
+		a.watch = true
+	}
+	return false, nil
+}
 
-// GiveUp is never called: a failed attempt leaves nothing to undo
-// (wait.Spec.GivesUp is false).
-func (a *attempt) GiveUp() error { return nil }
+// GiveUp takes a waiter that may be registered out of the registry,
+// passing on permits a release woke it for and its watcher's role,
+// within core.Grace of the caller's end and then in the background
+// (core.Client.Settle).
+func (a *attempt) GiveUp() error {
+	if !a.listened {
+		return nil
+	}
+	s := a.s
+	return s.c.Settle(a.ctx, core.HoldKey{Name: s.name, Field: a.member}, func(ctx context.Context) error {
+		return s.giveUp(ctx, a.member)
+	})
+}
 
 // took reports the acquire script's reply 1: the permits were taken.
 func took(reply any) bool { return reply == int64(1) }

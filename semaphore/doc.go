@@ -6,42 +6,71 @@
 // once when at least n are available (GET, then DECRBY); Release adds n
 // (INCRBY, creating the key if needed) and publishes the new count on
 // "redisson_sc:{<name>}" ("redisson_sc:<name>" when the name carries its
-// own hash tag). A client that hears count c wakes those of its waiters
-// whose wants c covers together, the least recently woken first (a
-// waiter for n permits counts n, and one that wants more than is left is
-// passed over), so a count of 0 wakes nobody. TrySetPermits sets the count
-// only when there is none (optionally with a TTL, Options.TTL) and
+// own hash tag), where Redisson's waiters listen. TrySetPermits sets the
+// count only when there is none (optionally with a TTL, Options.TTL) and
 // publishes it; AddPermits changes it by a delta and publishes the
 // result; DrainPermits sets it to 0 and publishes nothing. Redisson's
 // clients and relock's read and write the same key and channel, and wake
 // each other.
 //
-// Waiting costs Redis nothing: a waiter listens on the channel through
-// its client's shared subscription (internal/wait's loop, which
-// subscribes before the attempt that counts, so no release is missed),
-// and tries again only when a release or an added count wakes it, when
-// its client's subscription connection comes back after a failure, when
-// its TryAcquire bound runs out, or, while Redis is unreachable, with
-// backoff. A wait ends with an error matching
-// relock.ErrNotAcquired and ctx.Err() when ctx ends, or relock.ErrClosed
-// when the client closes, and leaves nothing in Redis.
+// relock's waiters are served in turn. A waiter that finds too few
+// permits registers in a ZSET, "relock_semaphore_waiters:{<name>}"
+// (member "<client id>:<tag>:<permits wanted>", score when it first
+// waited, in server microseconds), and listens on its client's own
+// channel, "relock_sc:{<name>}:<client id>". Whatever adds permits walks
+// the registry from its head and wakes, each on its client's channel
+// ("<tag>:0"), the waiters whose wants fit in the permits together,
+// passing over one that wants more than is left; the permits it woke a
+// waiter for are reserved for that waiter for a few seconds, and nobody
+// else of relock's, newcomers included, takes them. So a release of k
+// permits wakes at most the waiters k can satisfy, on whichever clients
+// they wait, the longest waiting first, and each takes its permits with
+// one more script call; a waiter passed over takes its turn once enough
+// are free, and several waiters of one client, wanting different counts,
+// are each woken when their turn comes.
+//
+// Redisson's releases publish on the shared channel only. One relock
+// waiter, the watcher (named by "relock_semaphore_watcher:{<name>}"),
+// also listens there, and Redisson's message wakes it: its attempt walks
+// the registry as a release would. A relock script that publishes there
+// first tells the watcher's client, on its own channel, "=<count>", and
+// the client's hub then wakes nobody for the count that follows: the
+// script woke whom it had to. When the watcher leaves, the most recently
+// registered waiter takes the role over ("<tag>:w").
+//
+// Waiting costs Redis nothing: a waiter sends no command until it is
+// woken, except that a registered waiter tries again every 30 seconds
+// (which renews the registry's TTL), and one that found only permits
+// reserved for another, when that reservation runs out; it also tries
+// when its client's subscription connection comes back after a failure,
+// when its TryAcquire bound runs out, or, while Redis is unreachable,
+// with backoff. A wait ends with an error matching relock.ErrNotAcquired
+// and ctx.Err() when ctx ends, or relock.ErrClosed when the client
+// closes; the waiter leaves the registry, passing on permits it was
+// woken for and the watcher's role. The registry's entries of a process
+// that died are dropped as the walks meet them (its client's channel has
+// no subscriber) or once their reservation runs out, and the registry
+// and the watcher's key, which carry TTLs, vanish with the last waiter.
 //
 // What the semaphore does not promise, as in Redisson:
 //
-//   - It is not fair. Waiters are not served in arrival order: a
-//     newcomer's first attempt may take permits a long waiter was woken
-//     for, and a waiter wanting many permits may wait while smaller
-//     requests keep taking them.
+//   - It is fair only among relock's waiters. Redisson's clients do not
+//     look at the registry: their acquires may take permits a relock
+//     waiter was woken for (which then waits in its place again), and
+//     their waiters are woken by every count, as Redisson wakes them. A
+//     waiter wanting many permits is passed over while smaller requests
+//     behind it fit in what is free, and may wait while they keep taking
+//     them.
 //   - Permits are not owned. Nothing records who took them, so a holder
 //     that crashes never gives its permits back and the semaphore has
 //     fewer from then on, and Release does not check that the caller
 //     acquired what it returns. Package permits (Redisson's
 //     RPermitExpirableSemaphore) gives each permit an id and a lease
 //     instead, so that a dead holder's permits come back.
-//   - A wake-up is a count, not a grant. The permits a count woke a
-//     waiter for may go first to another client's waiter (every client
-//     hears the count) or to a newcomer; the waiter then sleeps until
-//     the next release or added count.
+//   - A wake-up is a turn, not a grant: the waiter tries again and takes
+//     its permits itself, so that permits are never handed to a waiter
+//     whose process is gone (a semaphore has no lease to bring them
+//     back). The hand-off thus costs a round trip more than a lock's.
 //
 // Release, AddPermits, TrySetPermits and DrainPermits are never sent
 // again once they may have run: when a reply is lost to a connection

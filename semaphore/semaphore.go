@@ -3,7 +3,6 @@ package semaphore
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/relock-go/relock"
@@ -32,10 +31,16 @@ type Options struct {
 type Semaphore struct {
 	c       *core.Client
 	name    string
-	channel string   // redisson_sc:{<name>}
-	keys    []string // name, channel: the scripts' KEYS
-	ttl     any      // Options.TTL in ms as a script argument, "0" for none
-	err     error    // bad input found by New, returned by every method
+	channel string // redisson_sc:{<name>}
+	// waiters is this client's channel for its waiters,
+	// relock_sc:{<name>}:<client id>.
+	waiters string
+	// keys: name, channel, relock_semaphore_waiters:{<name>},
+	// relock_semaphore_watcher:{<name>}, relock_sc:{<name>}: the scripts'
+	// KEYS (scripts/semaphore_prelude.lua).
+	keys []string
+	ttl  any   // Options.TTL in ms as a script argument, "0" for none
+	err  error // bad input found by New, returned by every method
 }
 
 // New returns the semaphore named name on rc. Bad input (a nil client, an
@@ -52,7 +57,14 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 		channel: core.Prefix("redisson_sc", name),
 		ttl:     "0",
 	}
-	s.keys = []string{name, s.channel}
+	// The hub tells relock's waiters' channels by this prefix
+	// (pubsub.WaiterPrefix).
+	prefix := core.Prefix("relock_sc", name)
+	s.keys = []string{name, s.channel, core.Prefix("relock_semaphore_waiters", name),
+		core.Prefix("relock_semaphore_watcher", name), prefix}
+	if s.c != nil {
+		s.waiters = prefix + ":" + s.c.ID
+	}
 	switch {
 	case s.c == nil:
 		s.err = fmt.Errorf("semaphore: nil client: %w", relock.ErrInvalidArgument)
@@ -101,11 +113,9 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 		return err
 	}
 	defer end()
-	a := &attempt{s: s, ctx: ctx, n: n}
-	// The tag tells the hub how many permits the waiter wants, so that a
-	// count too small for it wakes waiters it is enough for instead.
-	err = wait.Acquire(ctx, wait.Spec{Hub: s.c.Hub, Channel: s.channel, Tag: strconv.FormatInt(n, 10), Acquirer: a, Wait: bound,
-		Done: s.c.StartAcquire(ctx, "semaphore", s.name)})
+	a := newAttempt(ctx, s, n)
+	err = wait.Acquire(ctx, wait.Spec{Hub: s.c.Hub, Channel: s.waiters, Tag: a.tag, Acquirer: a,
+		Handoffs: true, GivesUp: true, Wait: bound, Done: s.c.StartAcquire(ctx, "semaphore", s.name)})
 	if err != nil {
 		return s.errorf(op, err)
 	}
@@ -113,12 +123,14 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 }
 
 // Release returns n permits, which must be positive, and wakes the
-// waiters on each client that the new count covers. It does not check that the caller acquired
-// them: releasing more than were taken adds permits. Release returns by
-// ctx's deadline (or within a few tens of milliseconds when ctx is done
-// already); the release itself runs on its own short timeout, not ctx's,
-// and goes on in the background when ctx ends first, and the error then
-// matches ctx's (context.DeadlineExceeded): do not release again.
+// registered waiters they can satisfy, the longest waiting first,
+// publishing the new count for Redisson's. It does not check that the
+// caller acquired them: releasing more than were taken adds permits.
+// Release returns by ctx's deadline (or within a few tens of
+// milliseconds when ctx is done already); the release itself runs on its
+// own short timeout, not ctx's, and goes on in the background when ctx
+// ends first, and the error then matches ctx's
+// (context.DeadlineExceeded): do not release again.
 //
 // Release is sent once and never retried: when its reply is lost (the
 // connection failed), it returns the error, and the permits may or may
@@ -144,16 +156,24 @@ func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
 	return nil
 }
 
-// release runs the release script: INCRBY n, publish the new count.
+// release runs the release script: INCRBY n, publish the new count and
+// wake the waiters it can satisfy.
 func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
-	return core.Eval(ctx, s.c.Scripts, scripts.SemaphoreRelease, s.keys, n, s.c.PublishArg)
+	return core.Eval(ctx, s.c.Scripts, scripts.SemaphoreRelease, s.keys, s.c.PublishArg, n)
+}
+
+// giveUp takes registry member, a waiter of this client, out of the
+// registry (scripts/semaphore_give_up.lua).
+func (s *Semaphore) giveUp(ctx context.Context, member string) error {
+	_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreGiveUp, s.keys, s.c.PublishArg, member)
+	return err
 }
 
 // TrySetPermits sets the available permits to n, and wakes the waiters
-// on each client that n covers, if the semaphore has no count yet (its key is
-// absent); with Options.TTL the key expires TTL later. It reports whether
-// it set the count. n may be zero or negative (releases must then come
-// before any acquire succeeds), as in Redisson.
+// they can satisfy as Release does, if the semaphore has no count yet
+// (its key is absent); with Options.TTL the key expires TTL later. It
+// reports whether it set the count. n may be zero or negative (releases
+// must then come before any acquire succeeds), as in Redisson.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if !core.CountOK(n) {
 		return false, s.invalid("try set permits", fmt.Sprintf("%d permits, beyond relock.MaxCount", n))
@@ -163,7 +183,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 		return false, err
 	}
 	defer end()
-	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreTrySet, s.keys, n, s.c.PublishArg, s.ttl)
+	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreTrySet, s.keys, s.c.PublishArg, n, s.ttl)
 	if err != nil {
 		return false, s.errorf("try set permits", err)
 	}
@@ -172,9 +192,9 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 
 // AddPermits changes the available permits by delta, which may be
 // negative, creating the count at delta when there is none, and wakes
-// the waiters on each client that the new count covers. As Redisson's addPermits
-// does, it leaves the key without a TTL. Like Release, it is never
-// retried.
+// the waiters the new count can satisfy as Release does. As Redisson's
+// addPermits does, it leaves the key without a TTL. Like Release, it is
+// never retried.
 func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 	if !core.CountOK(delta) {
 		return s.invalid("add permits", fmt.Sprintf("delta %d beyond relock.MaxCount", delta))
@@ -184,7 +204,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 		return err
 	}
 	defer end()
-	if _, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreAdd, s.keys, delta, s.c.PublishArg); err != nil {
+	if _, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreAdd, s.keys, s.c.PublishArg, delta); err != nil {
 		return s.errorf("add permits", err)
 	}
 	return nil

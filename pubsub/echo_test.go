@@ -1,0 +1,124 @@
+package pubsub_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/pubsub"
+)
+
+// publishPair publishes first on one channel and then on another from one
+// script, as relock's semaphore scripts do: the server delivers the two
+// to a connection in a row.
+var publishPair = redis.NewScript(`
+redis.call('publish', KEYS[1], ARGV[1])
+redis.call('publish', KEYS[2], ARGV[2])`)
+
+// On a relock client's channel for a semaphore's waiters, "<tag>:<note>"
+// wakes the waiter tagged tag alone, with its note, and an echo mark
+// "=<count>" wakes nobody, nor does the message right after it when that
+// is count on the semaphore's shared channel; any other message there
+// wakes the watcher as ever.
+func TestEchoMarks(t *testing.T) {
+	// A name in braces, and one that carries its own hash tag.
+	for what, form := range map[string]string{"braces": "{%s}", "own tag": "a:{%s}:b"} {
+		t.Run(what, func(t *testing.T) { echoMarks(t, fmt.Sprintf(form, redistest.Key(t))) })
+	}
+}
+
+func echoMarks(t *testing.T, name string) {
+	h, _ := newHub(t, srv)
+	rdb := srv.Client(t)
+	b := newBarrier(t, h, rdb)
+	shared := pubsub.SemaphorePrefix + name
+	own := pubsub.WaiterPrefix + name + ":6f1e43c2-0a8e-4d6b-9d0e-3c1f2a7b9e11"
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	tagged := map[string]*pubsub.Subscription{}
+	for _, tag := range []string{"7", "8"} {
+		s, err := h.Join(ctx, own, tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		tagged[tag] = s
+	}
+	watcher := subscribe(t, h, shared)
+	otherShared := pubsub.SemaphorePrefix + "{" + redistest.Key(t) + ":other}"
+	other := subscribe(t, h, otherShared)
+	// A plain channel on the same connection, for a message between a
+	// mark and a count (the barrier's own would race its sync).
+	gap := "gap:" + redistest.Key(t)
+	subscribe(t, h, gap)
+
+	for _, tc := range []struct {
+		what    string
+		publish func()
+		watcher bool // woken
+	}{
+		{"an echo mark and its count", func() {
+			publishPair.Run(ctx, rdb, []string{own, shared}, "=3", "3")
+		}, false},
+		{"a count alone (a Redisson release)", func() { publish(t, rdb, shared, "3") }, true},
+		{"an echo mark and another count", func() {
+			publishPair.Run(ctx, rdb, []string{own, shared}, "=3", "2")
+		}, true},
+		{"an echo mark, then a count in another script", func() {
+			publish(t, rdb, own, "=1")
+			publish(t, rdb, gap, "1")
+			publish(t, rdb, shared, "1")
+		}, true},
+		{"a count of 0", func() { publish(t, rdb, shared, "0") }, false},
+	} {
+		tc.publish()
+		b.sync()
+		if got := pending(watcher); got != tc.watcher {
+			t.Fatalf("%s: watcher woken %v, want %v", tc.what, got, tc.watcher)
+		}
+		for tag, s := range tagged {
+			if pending(s) {
+				t.Fatalf("%s: waiter %s woken", tc.what, tag)
+			}
+		}
+	}
+	// The mark is for its own semaphore's channel only.
+	publishPair.Run(ctx, rdb, []string{own, otherShared}, "=1", "1")
+	b.sync()
+	if !pending(other) {
+		t.Fatal("an echo mark for one semaphore kept a count on another from waking its watcher")
+	}
+
+	publish(t, rdb, own, "8:0")
+	b.sync()
+	if !pending(tagged["8"]) || pending(tagged["7"]) || pending(watcher) {
+		t.Fatal(`"8:0" did not wake the waiter tagged 8 alone`)
+	}
+	if n := tagged["8"].Note(); n != "0" {
+		t.Fatalf("note = %q, want 0", n)
+	}
+}
+
+// A semaphore's shared channel does not linger, whatever SetLinger says:
+// it goes as its last waiter (a watcher) leaves, while a waiters'
+// channel lingers.
+func TestSharedChannelDoesNotLinger(t *testing.T) {
+	h, _ := newHub(t, srv)
+	h.SetLinger(time.Hour, 10)
+	rdb := srv.Client(t)
+	name := "{" + redistest.Key(t) + "}"
+	shared, own := pubsub.SemaphorePrefix+name, pubsub.WaiterPrefix+name+":6f1e43c2-0a8e-4d6b-9d0e-3c1f2a7b9e11"
+	subscribe(t, h, shared).Close()
+	subscribe(t, h, own).Close()
+	redistest.Eventually(t, wait, "shared channel unsubscribed", func() bool { return numsub(t, rdb, shared) == 0 })
+	if n := numsub(t, rdb, own); n != 1 {
+		t.Fatalf("waiters' channel: PUBSUB NUMSUB = %d, want 1 (lingering)", n)
+	}
+	if s := h.Live(shared, ""); s != nil {
+		t.Fatal("Live joined a shared channel after its last waiter left")
+	}
+}

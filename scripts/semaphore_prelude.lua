@@ -1,0 +1,249 @@
+-- semaphore_prelude: relock's registry of a semaphore's waiters, prepended
+-- to the semaphore's and the expirable permits' scripts that take, add or
+-- wait for permits (Redisson's RSemaphore and RPermitExpirableSemaphore
+-- share the count and the channel).
+--
+-- KEYS[1]  count STRING, the semaphore's name: the available permits
+-- KEYS[2]  shared channel, redisson_sc:{<name>}, where Redisson's waiters
+--          listen, and relock's watcher (below)
+-- KEYS[3]  registry ZSET, relock_semaphore_waiters:{<name>}
+-- KEYS[4]  watcher STRING, relock_semaphore_watcher:{<name>}: the
+--          registry member of the waiter that listens on KEYS[2]
+-- KEYS[5]  waiters' channel prefix, relock_sc:{<name>}: a relock client's
+--          waiters listen on KEYS[5] .. ':' .. <client id>
+-- ARGV[1]  publish command: PUBLISH, or SPUBLISH for sharded pub/sub
+--
+-- The registry. A relock waiter that finds too few permits while it
+-- listens on its client's channel registers: member
+-- "<client id>:<tag>:<permits wanted>", score the server's time in
+-- microseconds (exact in a double), positive: asleep, the first
+-- registered first served. Whenever permits are free that no woken waiter
+-- claims, a script walks the registry from its head and wakes each
+-- sleeping waiter whose wants fit in what is left, passing over those
+-- that want more, with "<tag>:0" on its client's channel; a woken
+-- waiter's score becomes -(the microsecond by which it must try again),
+-- which puts it ahead of every sleeping one, and what it wants is
+-- reserved for it until then. Everyone else, newcomers included, takes
+-- only what the waiters ahead of it do not claim, so relock's waiters are
+-- served in their order (Redisson's clients do not look at the registry).
+-- A waiter leaves the registry when it takes its permits or gives up; one
+-- woken that finds too few (a Redisson client took them) goes back to
+-- sleep in its place, its registration time, which it passes back. A
+-- waiter whose client no longer listens (PUBLISH reaches nobody) is
+-- dropped when a walk meets it, and one woken that has not tried again by
+-- its deadline (its process died) by the next script that meets it; a
+-- registered waiter tries again at least every sleep_bound, which renews
+-- the registry's TTL, so the registry of waiters that all died expires.
+--
+-- The watcher. Redisson's releases publish on the shared channel only.
+-- One registered waiter, named by KEYS[4], also listens there, and a
+-- message there wakes it: its attempt walks the registry, waking the
+-- waiters the new permits can satisfy. Every relock script that publishes
+-- there first tells the watcher's client "=<count>" on its channel: the
+-- client's hub then does not wake the watcher for the message that
+-- follows (pubsub.WakeTagged), whose script woke the waiters itself. A
+-- relock release thus wakes the relock waiters it can satisfy and no
+-- other, and a Redisson release one relock waiter, which wakes the rest.
+-- When the watcher leaves, the most recently registered waiter takes the
+-- role ("<tag>:w"); the first waiter to register when nobody holds it
+-- takes it itself.
+
+-- A woken waiter's time to try again, in microseconds.
+local wake_grace = 5000000
+-- The longest a registered waiter sleeps before it tries again, in ms.
+local sleep_bound = 30000
+-- The registry's and the watcher's TTL, in ms, renewed by attempts.
+local registry_ttl = sleep_bound + 10000
+-- The most registry entries one walk looks at, and a page of them.
+local walk_limit = 100
+local walk_page = 4
+
+-- vacant: the watcher left in this script, and none was appointed yet.
+local vacant = false
+
+-- now_us is the server's time in microseconds, read once a script, when
+-- first needed.
+local now_cache
+local function now_us()
+	if not now_cache then
+		local t = redis.call('time')
+		now_cache = tonumber(t[1]) * 1000000 + tonumber(t[2])
+	end
+	return now_cache
+end
+
+-- wants is what registry member m wants.
+local function wants(m)
+	return tonumber(string.match(m, ':(%d+)$'))
+end
+
+-- channel_of is the channel of member m's client.
+local function channel_of(m)
+	return KEYS[5] .. ':' .. string.match(m, '^[^:]+')
+end
+
+-- tell publishes "<tag>:<note>" to member m's waiter, and reports whether
+-- its client listens.
+local function tell(m, note)
+	local tag = string.match(m, '^[^:]+:([^:]+):')
+	return redis.call(ARGV[1], channel_of(m), tag .. ':' .. note) > 0
+end
+
+-- drop removes member m from the registry; if it was the watcher, the
+-- role is vacant.
+local function drop(m)
+	redis.call('zrem', KEYS[3], m)
+	if redis.call('get', KEYS[4]) == m then
+		redis.call('del', KEYS[4])
+		vacant = true
+	end
+end
+
+-- appoint gives the vacant watcher's role to the most recently registered
+-- waiter whose client listens, dropping those whose clients do not.
+local function appoint()
+	while true do
+		local m = redis.call('zrange', KEYS[3], -1, -1)[1]
+		if not m then
+			return
+		end
+		if tell(m, 'w') then
+			redis.call('set', KEYS[4], m, 'px', registry_ttl)
+			return
+		end
+		redis.call('zrem', KEYS[3], m)
+	end
+end
+
+-- announce publishes payload on the shared channel, right after the echo
+-- mark "=<payload>" to the watcher's client. A watcher whose client no
+-- longer listens is dropped; with none, the role is vacant.
+local function announce(payload)
+	local w = redis.call('get', KEYS[4])
+	if not w then
+		vacant = true
+	elseif redis.call(ARGV[1], channel_of(w), '=' .. payload) == 0 then
+		redis.call('zrem', KEYS[3], w)
+		redis.call('del', KEYS[4])
+		vacant = true
+	end
+	redis.call(ARGV[1], KEYS[2], payload)
+end
+
+-- serve walks the registry with left permits available (a number): woken
+-- waiters keep theirs until their deadline, and sleeping ones whose wants
+-- fit in what remains are woken. me, when not nil, is
+-- the caller's member, registered with score or not at all (nil), who
+-- wants want: it is decided in its place in the walk (a newcomer's is
+-- last), and takes when its wants fit. A woken caller is decided before
+-- (its score is negative): pass its reservation in left already.
+--
+-- Returns what is left, the earliest deadline of a woken waiter (nil for
+-- none), and whether the caller takes.
+local function serve(left, me, score, want)
+	local first, mine = nil, false
+	local pending = me ~= nil and not (score and score < 0)
+	-- The walk ends when nothing is left to give. Ranks shift under it
+	-- only by the entries it drops (a woken waiter moves ahead of those
+	-- not yet seen), so the next page starts that many ranks earlier.
+	local seen, offset = 0, 0
+	while left >= 1 and seen < walk_limit do
+		local page = redis.call('zrange', KEYS[3], offset, offset + walk_page - 1, 'WITHSCORES')
+		if #page == 0 then
+			break
+		end
+		local dropped = 0
+		for i = 1, #page, 2 do
+			if left < 1 then
+				break
+			end
+			local m, s = page[i], tonumber(page[i + 1])
+			seen = seen + 1
+			if m == me then
+				-- decided in its place below, or before the walk
+			elseif s < 0 and -s <= now_us() then
+				drop(m)
+				dropped = dropped + 1
+			elseif s < 0 then
+				left = left - wants(m)
+				if not first or -s < first then
+					first = -s
+				end
+			else
+				if pending and score and s > score then
+					pending = false
+					if want <= left then
+						mine, left = true, left - want
+					end
+				end
+				local w = wants(m)
+				if w <= left then
+					if tell(m, '0') then
+						local deadline = now_us() + wake_grace
+						redis.call('zadd', KEYS[3], -deadline, m)
+						left = left - w
+						if not first or deadline < first then
+							first = deadline
+						end
+					else
+						drop(m)
+						dropped = dropped + 1
+					end
+				end
+			end
+		end
+		offset = offset + #page / 2 - dropped
+	end
+	if pending and want <= left then
+		mine, left = true, left - want
+	end
+	return left, first, mine
+end
+
+-- serve_all is serve for a script that adds permits: count (the key's
+-- string, false or nil for none) are available, and the watcher's role is
+-- filled if vacant.
+local function serve_all(count)
+	if count then
+		serve(tonumber(count))
+	end
+	if vacant then
+		appoint()
+	end
+end
+
+-- wait_ms is how long a waiter that did not take its permits sleeps
+-- before it tries again: sleep_bound, or until the earliest deadline of a
+-- woken waiter ahead of it when only reservations stood in its way (that
+-- waiter's process may have died).
+local function wait_ms(blocked, first)
+	if blocked and first then
+		return math.min(sleep_bound, math.floor((first - now_us()) / 1000) + 1)
+	end
+	return sleep_bound
+end
+
+-- sleep registers the caller, member me with score (nil: not
+-- registered), after an attempt that did not take its permits; reg is
+-- the registration time it passes back. It returns the caller's score
+-- and 1 when the caller is the watcher (taking the role when vacant).
+local function sleep(me, score, reg)
+	if not score then
+		score = now_us()
+		redis.call('zadd', KEYS[3], score, me)
+	elseif score < 0 then
+		score = tonumber(reg)
+		if not score or score <= 0 then
+			score = now_us()
+		end
+		redis.call('zadd', KEYS[3], score, me)
+	end
+	redis.call('pexpire', KEYS[3], registry_ttl)
+	local w = redis.call('get', KEYS[4])
+	if w and w ~= me then
+		return score, 0
+	end
+	redis.call('set', KEYS[4], me, 'px', registry_ttl)
+	vacant = false
+	return score, 1
+end
