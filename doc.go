@@ -55,9 +55,12 @@
 //     and List): by the deadline; without one, by the go-redis client's
 //     own read, write and dial timeouts (and its retries).
 //
-// A context that nothing can end (context.Background()) sets no timer:
-// its round trips are bounded by the go-redis client's own read, write
-// and dial timeouts instead of OpTimeout.
+// A context without a deadline sets no timer where the go-redis client
+// bounds each round trip on its own: a client of one server (or a
+// failover client) whose dial, read and write timeouts are at most
+// OpTimeout, as go-redis's defaults are. go-redis cuts reads and writes
+// off at a context's deadline, never at its cancellation, so a timer
+// would bound them no closer.
 //
 // What must still happen after the caller gave up runs in the
 // background, in goroutines the Client owns (Shutdown waits for them, or

@@ -154,11 +154,13 @@ var scriptsProtocol = handoffProtocol{
 		if again {
 			mode = "2"
 		}
-		err := scripts.FairAcquire.Run(ctx, rdb, fairKeys(name), handoffLease, field, fairWait, mode, "publish").Err()
-		if errors.Is(err, redis.Nil) {
-			return true, nil
+		// The script replies 1 when the caller holds the lock, and its
+		// turn and wait otherwise.
+		reply, err := scripts.FairAcquire.Run(ctx, rdb, fairKeys(name), handoffLease, field, fairWait, mode, "publish").Result()
+		if err != nil {
+			return false, err
 		}
-		return false, err
+		return reply == int64(1), nil
 	},
 	release: func(ctx context.Context, rdb *redis.Client, name, field string) error {
 		err := scripts.FairUnlock.Run(ctx, rdb, fairKeys(name), handoffLease, field, "publish", "1").Err()

@@ -2,10 +2,7 @@ package fair_test
 
 import (
 	"context"
-	"errors"
 	"testing"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
@@ -45,8 +42,8 @@ func BenchmarkScripts(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := scripts.FairAcquire.Run(ctx, rdb, keys, 30000, field, 300000, "1", "PUBLISH").Err(); !errors.Is(err, redis.Nil) {
-			b.Fatalf("acquire: %v", err)
+		if n, err := scripts.FairAcquire.Run(ctx, rdb, keys, 30000, field, 300000, "1", "PUBLISH").Int64(); n != 1 || err != nil {
+			b.Fatalf("acquire: %d, %v", n, err)
 		}
 		if err := scripts.FairUnlock.Run(ctx, rdb, keys, 30000, field, "PUBLISH", "1").Err(); err != nil {
 			b.Fatalf("unlock: %v", err)

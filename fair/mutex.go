@@ -8,6 +8,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/scripts"
 )
 
 // DefaultWaitTimeout is how long a queued waiter may stay silent before
@@ -35,14 +36,26 @@ type Options struct {
 // use; any number of Mutex values may name the same lock. Create one with
 // New.
 type Mutex struct {
-	l        *hashlock.Lock
-	keys     []string // lock hash, queue, timeout set, channel prefix
-	waitArg  any      // the wait timeout in ms, a script argument
-	channels string   // redisson_lock__channel:{<name>}, the waiters' channel prefix
-	// clientChannel: "<channels>:<client id>", where the client's
-	// waiters are handed the lock (channel).
+	l hashlock.Lock
+	// keys are every script's KEYS: the lock hash, the queue
+	// (redisson_lock_queue:{<name>}), the timeout set
+	// (redisson_lock_timeout:{<name>}) and the waiters' channel prefix
+	// (redisson_lock__channel:{<name>}); boxed holds them boxed for the
+	// calls. Arrays, so that a Mutex is one allocation and its names.
+	keys                    [4]string
+	boxed                   [4]any
+	acquireCall, unlockCall core.Call
+	waitArg                 any // the wait timeout in ms, a script argument
+	// clientChannel: "<channel prefix>:<client id>", where the client's
+	// waiters are handed the lock (Channel).
 	clientChannel string
 }
+
+// ops are a Mutex's hashlock.Ops (scripts.go).
+type ops Mutex
+
+// defaultWaitArg is DefaultWaitTimeout as a script argument, boxed once.
+var defaultWaitArg any = core.Millis(DefaultWaitTimeout)
 
 var _ relock.Locker = (*Mutex)(nil)
 
@@ -54,34 +67,33 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	if opts != nil {
 		o = *opts
 	}
-	m := &Mutex{l: hashlock.New("fair", rc, name, o.Lease)}
+	m := &Mutex{waitArg: defaultWaitArg}
+	m.l.Init("fair", rc, name, o.Lease)
 	switch {
 	case o.WaitTimeout == 0:
 		o.WaitTimeout = DefaultWaitTimeout
 	case o.WaitTimeout < time.Millisecond && m.l.Err == nil:
 		m.l.Err = fmt.Errorf("fair: wait timeout %v: %w", o.WaitTimeout, relock.ErrInvalidArgument)
 	}
-	m.waitArg = core.Millis(o.WaitTimeout)
-	m.channels = core.Prefix("redisson_lock__channel", name)
-	if m.l.C != nil {
-		m.clientChannel = m.channels + ":" + m.l.C.ID
+	if o.WaitTimeout != DefaultWaitTimeout {
+		m.waitArg = core.Millis(o.WaitTimeout)
 	}
-	m.keys = []string{
+	channels := core.Prefix("redisson_lock__channel", name)
+	if m.l.C != nil {
+		m.clientChannel = channels + ":" + m.l.C.ID
+	}
+	m.keys = [4]string{
 		name,
 		core.Prefix("redisson_lock_queue", name),
 		core.Prefix("redisson_lock_timeout", name),
-		m.channels,
+		channels,
 	}
+	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
+	m.acquireCall.Bind(scripts.FairAcquire, m.keys[:], boxed)
+	m.unlockCall.Bind(scripts.FairUnlock, m.keys[:], boxed)
 	m.l.MaxSleep = o.WaitTimeout / 2
-	m.l.Ops = hashlock.Ops{
-		Acquire:     m.acquire,
-		GiveUp:      m.giveUp,
-		Unlock:      m.unlock,
-		ForceUnlock: m.forceUnlock,
-		Channel:     m.channel,
-		Foreign:     func(field string) string { return m.channels + ":" + field },
-		Grants:      true,
-	}
+	m.l.Ops = (*ops)(m)
+	m.l.Grants = true
 	return m
 }
 

@@ -12,13 +12,13 @@ import (
 	"github.com/relock-go/relock/scripts"
 )
 
-// acquire runs the fair acquire script once. Replies: nil (acquired),
+// Acquire runs the fair acquire script once. Replies: 1 (acquired),
 // {0, PTTL, foreign} (held), {1, ms, foreign} (free, but the queue head
 // goes first).
-func (m *Mutex) acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
-	reply, err := m.l.C.EvalAcquire(ctx, core.NilReply, scripts.FairAcquire, m.keys,
-		m.l.LeaseArg(), f.Arg, m.waitArg, mode.Arg(), m.l.C.PublishArg)
-	if err != nil || reply == nil {
+func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
+	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall,
+		o.l.LeaseArg(), f.Arg, o.waitArg, mode.Arg(), o.l.C.PublishArg)
+	if err != nil || core.OneReply(reply) {
 		return hashlock.Result{Acquired: err == nil}, err
 	}
 	r, ok := reply.([]any)
@@ -31,23 +31,27 @@ func (m *Mutex) acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mod
 	return hashlock.Result{Sleep: time.Duration(ms) * time.Millisecond, Turn: turn == 1, Foreign: foreign == 1}, nil
 }
 
-// channel is where a relock client's waiters on the lock are told of
+// Channel is where a relock client's waiters on the lock are told of
 // grants and woken: "<prefix>:<client id>", one channel for all of the
 // client's waiters, each tagged with its owner number. (Redisson clients
-// wake a waiter on its own channel, "<prefix>:<owner field>": see Ops.Foreign.)
-func (m *Mutex) channel(field string) (string, string) {
-	return m.clientChannel, hashlock.Tag(field)
+// wake a waiter on its own channel: see Foreign.)
+func (o *ops) Channel(field string) (string, string) {
+	return o.clientChannel, hashlock.Tag(field)
 }
 
-func (m *Mutex) giveUp(ctx context.Context, f hashlock.Field, holding bool) error {
-	_, err := core.Eval(ctx, m.l.C.Redis, scripts.FairGiveUp, m.keys, f.Arg, m.waitArg, m.l.C.PublishArg, m.l.LeaseArg(), core.Flag(holding))
+// Foreign is where Redisson clients wake a waiter: its own channel,
+// "<prefix>:<owner field>".
+func (o *ops) Foreign(field string) string { return o.keys[3] + ":" + field }
+
+func (o *ops) GiveUp(ctx context.Context, f hashlock.Field, holding bool) error {
+	_, err := core.Eval(ctx, o.l.C.Redis, scripts.FairGiveUp, o.keys[:], f.Arg, o.waitArg, o.l.C.PublishArg, o.l.LeaseArg(), core.Flag(holding))
 	return err
 }
 
-func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
-	return core.Eval(ctx, rdb, scripts.FairUnlock, m.keys, m.l.LeaseArg(), f.Arg, m.l.C.PublishArg, core.Flag(last))
+func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
+	return o.unlockCall.Run(ctx, rdb, o.l.LeaseArg(), f.Arg, o.l.C.PublishArg, core.Flag(last))
 }
 
-func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, m.l.C.Redis, scripts.FairForceUnlock, m.keys, m.l.C.PublishArg, m.l.LeaseArg())
+func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
+	return core.Eval(ctx, o.l.C.Redis, scripts.FairForceUnlock, o.keys[:], o.l.C.PublishArg, o.l.LeaseArg())
 }

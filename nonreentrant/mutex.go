@@ -8,6 +8,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/scripts"
 )
 
 // Options configure a Mutex. A nil *Options and zero fields mean the
@@ -25,14 +26,24 @@ type Options struct {
 // use; any number of Mutex values may name the same lock. The zero Mutex
 // is not usable: create one with New.
 type Mutex struct {
-	l           *hashlock.Lock
-	channel     string   // redisson_lock__channel:{<name>}
-	keys        []string // lock, channel, waiters: the release scripts' KEYS
-	acquireKeys []string // lock, waiters
+	l hashlock.Lock
+	// keys are the KEYS of the release scripts: the lock, its channel
+	// (redisson_lock__channel:{<name>}) and its waiters
+	// (relock_lock_waiters:{<name>}); acquireKeys the acquire script's:
+	// the lock and the waiters. The boxed arrays hold them boxed for the
+	// calls. Arrays, so that a Mutex is one allocation and its names.
+	keys                    [3]string
+	acquireKeys             [2]string
+	boxed                   [3]any
+	acquireBoxed            [2]any
+	acquireCall, unlockCall core.Call
 	// clientChannel: "<channel>:<client id>", where the client's waiters
-	// are woken one at a time (waitChannel).
+	// are woken one at a time (Channel).
 	clientChannel string
 }
+
+// ops are a Mutex's hashlock.Ops (scripts.go).
+type ops Mutex
 
 var _ relock.Locker = (*Mutex)(nil)
 
@@ -44,25 +55,20 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	if opts != nil {
 		o = *opts
 	}
-	m := &Mutex{
-		l:       hashlock.New("nonreentrant", rc, name, o.Lease),
-		channel: core.Prefix("redisson_lock__channel", name),
-	}
-	waiters := core.Prefix("relock_lock_waiters", name)
-	m.keys = []string{name, m.channel, waiters}
-	m.acquireKeys = []string{name, waiters}
+	m := &Mutex{}
+	m.l.Init("nonreentrant", rc, name, o.Lease)
+	channel, waiters := core.Prefix("redisson_lock__channel", name), core.Prefix("relock_lock_waiters", name)
+	m.keys = [3]string{name, channel, waiters}
+	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
+	m.acquireKeys = [2]string{name, waiters}
+	m.acquireBoxed = [2]any{boxed[0], boxed[2]}
+	m.acquireCall.Bind(scripts.NonReentrantAcquire, m.acquireKeys[:], m.acquireBoxed[:])
+	m.unlockCall.Bind(scripts.Unlock, m.keys[:], boxed)
 	if m.l.C != nil {
-		m.clientChannel = m.channel + ":" + m.l.C.ID
+		m.clientChannel = channel + ":" + m.l.C.ID
 	}
-	m.l.Ops = hashlock.Ops{
-		Acquire:     m.acquire,
-		GiveUp:      m.giveUp,
-		Unlock:      m.unlock,
-		ForceUnlock: m.forceUnlock,
-		Channel:     m.waitChannel,
-		Foreign:     func(string) string { return m.channel },
-		Grants:      true,
-	}
+	m.l.Ops = (*ops)(m)
+	m.l.Grants = true
 	return m
 }
 

@@ -2,7 +2,6 @@ package redlock_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -48,8 +47,8 @@ func BenchmarkSequentialBaseline(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, rdb := range rdbs {
-			if err := scripts.Acquire.Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Err(); !errors.Is(err, redis.Nil) {
-				b.Fatalf("acquire: %v", err)
+			if n, err := scripts.Acquire.Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Int64(); n != 1 || err != nil {
+				b.Fatalf("acquire: %d, %v", n, err)
 			}
 		}
 		for _, rdb := range rdbs {
@@ -123,8 +122,8 @@ func BenchmarkSequentialLatency2ms(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		for _, rdb := range rdbs {
-			if err := scripts.Acquire.Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Err(); !errors.Is(err, redis.Nil) {
-				b.Fatalf("acquire: %v", err)
+			if n, err := scripts.Acquire.Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Int64(); n != 1 || err != nil {
+				b.Fatalf("acquire: %d, %v", n, err)
 			}
 		}
 		for _, rdb := range rdbs {

@@ -317,7 +317,7 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 			nctx, cancel := context.WithTimeout(base, rl.opts.NodeTimeout)
 			defer cancel()
 			reply, err := core.EvalWithin(nctx, node.Scripts, scripts.Acquire, []string{rl.name, rl.keys[2]}, rl.leaseOf(node), field, "0")
-			a.acquired[i] = err == nil && reply == nil
+			a.acquired[i] = err == nil && core.OneReply(reply)
 			if err != nil {
 				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
 			}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/redistest"
 	"github.com/relock-go/relock/reentrant"
@@ -64,8 +62,8 @@ func BenchmarkScripts(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := scripts.Acquire.Run(ctx, rdb, []string{keys[0], keys[2]}, 30000, field, "0").Err(); !errors.Is(err, redis.Nil) {
-			b.Fatalf("acquire: %v", err)
+		if n, err := scripts.Acquire.Run(ctx, rdb, []string{keys[0], keys[2]}, 30000, field, "0").Int64(); n != 1 || err != nil {
+			b.Fatalf("acquire: %d, %v", n, err)
 		}
 		if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, field, "PUBLISH", "1").Err(); err != nil {
 			b.Fatalf("unlock: %v", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/scripts"
 )
 
 // Options configure a Mutex. A nil *Options and zero fields mean the
@@ -30,18 +31,25 @@ type Options struct {
 // values may name the same lock. The zero Mutex is not usable: create one
 // with New.
 type Mutex struct {
-	l       *hashlock.Lock
-	channel string   // redisson_lock__channel:{<name>}
-	waiters string   // relock_lock_waiters:{<name>}
-	keys    []string // lock, channel, waiters: the release scripts' KEYS
-	// acquireKeys: lock, waiters and, with fencing, the token counter.
-	acquireKeys []string
+	l hashlock.Lock
+	// keys are the KEYS of the release scripts: the lock, its channel
+	// (redisson_lock__channel:{<name>}) and its waiters
+	// (relock_lock_waiters:{<name>}); acquireKeys the acquire script's:
+	// the lock, the waiters and, with fencing, the token counter
+	// (redisson_lock_token:{<name>}). The boxed arrays hold them boxed
+	// for the calls. Arrays, so that a Mutex is one allocation and its
+	// names.
+	keys, acquireKeys       [3]string
+	boxed, acquireBoxed     [3]any
+	acquireCall, unlockCall core.Call
 	// clientChannel: "<channel>:<client id>", where the client's waiters
-	// are woken one at a time (waitChannel).
+	// are woken one at a time (Channel).
 	clientChannel string
-	tokenKey      string // redisson_lock_token:{<name>}
 	fencing       bool
 }
+
+// ops are a Mutex's hashlock.Ops (scripts.go).
+type ops Mutex
 
 var _ relock.Locker = (*Mutex)(nil)
 
@@ -53,32 +61,28 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	if opts != nil {
 		o = *opts
 	}
-	m := &Mutex{
-		l:        hashlock.New("reentrant", rc, name, o.Lease),
-		channel:  core.Prefix("redisson_lock__channel", name),
-		waiters:  core.Prefix("relock_lock_waiters", name),
-		tokenKey: core.Prefix("redisson_lock_token", name),
-		fencing:  o.Fencing,
-	}
-	m.keys = []string{name, m.channel, m.waiters}
-	m.acquireKeys = []string{name, m.waiters}
+	m := &Mutex{fencing: o.Fencing}
+	m.l.Init("reentrant", rc, name, o.Lease)
+	channel, waiters := core.Prefix("redisson_lock__channel", name), core.Prefix("relock_lock_waiters", name)
+	m.keys = [3]string{name, channel, waiters}
+	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
+	m.acquireKeys = [3]string{name, waiters}
+	m.acquireBoxed = [3]any{boxed[0], boxed[2]}
+	acquire, n := scripts.Acquire, 2
 	if o.Fencing {
-		m.acquireKeys = append(m.acquireKeys, m.tokenKey)
+		token := core.Prefix("redisson_lock_token", name)
+		m.acquireKeys[2], m.acquireBoxed[2] = token, token
+		acquire, n = scripts.FencedAcquire, 3
 	}
+	m.acquireCall.Bind(acquire, m.acquireKeys[:n], m.acquireBoxed[:n])
+	m.unlockCall.Bind(scripts.Unlock, m.keys[:], boxed)
 	if m.l.C != nil {
-		m.clientChannel = m.channel + ":" + m.l.C.ID
+		m.clientChannel = channel + ":" + m.l.C.ID
 	}
-	m.l.Ops = hashlock.Ops{
-		Acquire:     m.acquire,
-		GiveUp:      m.giveUp,
-		Unlock:      m.unlock,
-		ForceUnlock: m.forceUnlock,
-		Channel:     m.waitChannel,
-		Foreign:     func(string) string { return m.channel },
-		// A fenced waiter is never handed the lock (a grant would draw
-		// no token): it is woken to try, and each acquire counts a hold.
-		Grants: !o.Fencing,
-	}
+	m.l.Ops = (*ops)(m)
+	// A fenced waiter is never handed the lock (a grant would draw no
+	// token): it is woken to try, and each acquire counts a hold.
+	m.l.Grants = !o.Fencing
 	return m
 }
 

@@ -12,23 +12,23 @@ import (
 	"github.com/relock-go/relock/scripts"
 )
 
-// acquire runs the acquire script once. Its replies: nil (acquired) or
+// Acquire runs the acquire script once. Its replies: 1 (acquired) or
 // {PTTL, foreign}; with fencing, {1, token} or {0, PTTL, foreign}. A
 // listening waiter registers (hashlock.Join); an owner that holds nothing
 // on this client takes a grant it finds as it is (hashlock.Queued, and
 // Claim for a try), but for a fenced one, which is never granted the lock
 // (its Ops have no Grants, so it is sent Try and Join only); a Try leaves
 // nothing behind.
-func (m *Mutex) acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
-	c := m.l.C
-	if !m.fencing {
-		reply, err := c.EvalAcquire(ctx, core.NilReply, scripts.Acquire, m.acquireKeys, m.l.LeaseArg(), f.Arg, mode.Arg())
-		if err != nil || reply == nil {
+func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
+	c := o.l.C
+	if !o.fencing {
+		reply, err := c.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg())
+		if err != nil || core.OneReply(reply) {
 			return hashlock.Result{Acquired: err == nil}, err
 		}
 		return taken(reply, 0)
 	}
-	reply, err := c.EvalAcquire(ctx, fencedAcquired, scripts.FencedAcquire, m.acquireKeys, m.l.LeaseArg(), f.Arg, mode.Arg())
+	reply, err := c.RunAcquire(ctx, fencedAcquired, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg())
 	if err != nil {
 		return hashlock.Result{}, err
 	}
@@ -51,26 +51,29 @@ func taken(reply any, i int) (hashlock.Result, error) {
 	return hashlock.Result{Sleep: time.Duration(ttl) * time.Millisecond, Foreign: foreign == 1}, nil
 }
 
-// waitChannel is where a relock client's waiters on the lock are woken
-// one at a time: "<lock channel>:<client id>", each waiter tagged with
-// its owner number (waiters_prelude.lua). Redisson's releases wake
-// waiters on the lock channel itself (Ops.Foreign).
-func (m *Mutex) waitChannel(field string) (string, string) {
-	return m.clientChannel, hashlock.Tag(field)
+// Channel is where a relock client's waiters on the lock are woken one
+// at a time: "<lock channel>:<client id>", each waiter tagged with its
+// owner number (waiters_prelude.lua).
+func (o *ops) Channel(field string) (string, string) {
+	return o.clientChannel, hashlock.Tag(field)
 }
 
-func (m *Mutex) giveUp(ctx context.Context, f hashlock.Field, holding bool) error {
-	_, err := core.Eval(ctx, m.l.C.Redis, scripts.GiveUp, m.keys, f.Arg, m.l.C.PublishArg, m.l.LeaseArg(),
-		core.Flag(holding), core.Flag(m.fencing))
+// Foreign is where Redisson's releases wake waiters: the lock channel
+// itself.
+func (o *ops) Foreign(string) string { return o.keys[1] }
+
+func (o *ops) GiveUp(ctx context.Context, f hashlock.Field, holding bool) error {
+	_, err := core.Eval(ctx, o.l.C.Redis, scripts.GiveUp, o.keys[:], f.Arg, o.l.C.PublishArg, o.l.LeaseArg(),
+		core.Flag(holding), core.Flag(o.fencing))
 	return err
 }
 
-func (m *Mutex) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
-	return core.Eval(ctx, rdb, scripts.Unlock, m.keys, m.l.LeaseArg(), f.Arg, m.l.C.PublishArg, core.Flag(last))
+func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
+	return o.unlockCall.Run(ctx, rdb, o.l.LeaseArg(), f.Arg, o.l.C.PublishArg, core.Flag(last))
 }
 
-func (m *Mutex) forceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, m.l.C.Redis, scripts.ForceUnlock, m.keys, m.l.C.PublishArg, m.l.LeaseArg())
+func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
+	return core.Eval(ctx, o.l.C.Redis, scripts.ForceUnlock, o.keys[:], o.l.C.PublishArg, o.l.LeaseArg())
 }
 
 // fencedAcquired reports whether a fenced acquire's reply is {1, token}.

@@ -182,3 +182,53 @@ func TestRedissonHolderWakesRelockWaiter(t *testing.T) {
 	raw.Publish(bg, channelOf(name), "0")
 	acquired(t, got, "relock waiter not woken by the Redisson unlock")
 }
+
+// TestWaitJoinsLiveChannel: a Mutex whose last Lock found the lock free
+// tries first without looking for a live channel to join, and tries
+// again once subscribed; one whose last Lock found it taken joins the
+// channel, still lingering from that wait, before its first attempt,
+// which then counts.
+func TestWaitJoinsLiveChannel(t *testing.T) {
+	raw := srv.Client(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	holder := reentrant.New(newClient(t, nil), name, nil)
+	calls := &redistest.ScriptCounter{}
+	mu := reentrant.New(srv.Counted(t, calls), name, nil)
+
+	// attempts returns the script calls mu's Lock makes on the held lock
+	// until it is registered as a waiter.
+	attempts := func() int64 {
+		t.Helper()
+		hctx := lockT(t, holder, bg)
+		before := calls.N()
+		acquired := make(chan context.Context, 1)
+		go func() {
+			ctx, err := mu.Lock(bg)
+			if err != nil {
+				t.Error(err)
+			}
+			acquired <- ctx
+		}()
+		redistest.Eventually(t, 2*time.Second, "waiter registered", func() bool { return raw.ZCard(bg, registryOf(name)).Val() == 1 })
+		n := calls.N() - before
+		unlockT(t, holder, hctx)
+		select {
+		case ctx := <-acquired:
+			unlockT(t, mu, ctx)
+		case <-time.After(2 * time.Second):
+			t.Fatal("the waiter was not handed the lock")
+		}
+		return n
+	}
+	if n := attempts(); n != 2 {
+		t.Errorf("a fresh Mutex's wait made %d attempts, want 2: one not listening, one subscribed", n)
+	}
+	if n := attempts(); n != 1 {
+		t.Errorf("a wait after a wait made %d attempts, want 1, on the lingering channel", n)
+	}
+	unlockT(t, mu, lockT(t, mu, bg))
+	if n := attempts(); n != 2 {
+		t.Errorf("a wait after a free acquire made %d attempts, want 2", n)
+	}
+}

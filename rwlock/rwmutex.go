@@ -111,26 +111,24 @@ func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 // (so a MultiLock can hold a read side) with the state queries of a
 // mutex.
 type Side struct {
-	l       *hashlock.Lock
+	l       hashlock.Lock
 	mode    string   // "read" or "write"
 	keys    []string // lock hash, channel
 	tagged  string   // the name's hash-tag prefix of timeout keys
 	readers bool
 }
 
+// ops are a Side's hashlock.Ops (scripts.go).
+type ops Side
+
 var _ relock.Locker = (*Side)(nil)
 
 func newSide(rc *relock.Client, name string, lease time.Duration, mode string, keys []string, tagged string) *Side {
-	s := &Side{l: hashlock.New("rwlock", rc, name, lease), mode: mode, keys: keys, tagged: tagged, readers: mode == "read"}
-	s.l.Ops = hashlock.Ops{
-		Acquire: s.acquire,
-		Unlock:  s.unlock,
-		Channel: func(string) (string, string) { return keys[1], "" },
-	}
-	if s.readers {
-		s.l.Ops.Renewal = s.readRenewal
-	} else {
-		s.l.Ops.Field = writerField
+	s := &Side{mode: mode, keys: keys, tagged: tagged, readers: mode == "read"}
+	s.l.Init("rwlock", rc, name, lease)
+	s.l.Ops = (*ops)(s)
+	if !s.readers {
+		s.l.Field = writerField
 	}
 	return s
 }

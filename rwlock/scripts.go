@@ -3,7 +3,6 @@ package rwlock
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -30,31 +29,29 @@ func (s *Side) readerOf(field string) string {
 	return field[:len(field)-len(":write")]
 }
 
-func (s *Side) acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode) (hashlock.Result, error) {
+func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode) (hashlock.Result, error) {
+	s := (*Side)(o)
 	c, lease, field := s.l.C, s.l.LeaseArg(), f.S
 	var reply any
 	var err error
 	if s.readers {
-		reply, err = c.EvalAcquire(ctx, core.NilReply, scripts.RWReadAcquire, []string{s.l.Name, s.timeoutPrefix(field)},
+		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWReadAcquire, []string{s.l.Name, s.timeoutPrefix(field)},
 			lease, f.Arg, writerField(field))
 	} else {
-		reply, err = c.EvalAcquire(ctx, core.NilReply, scripts.RWWriteAcquire, []string{s.l.Name},
+		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWWriteAcquire, s.keys[:1],
 			lease, f.Arg, s.readerOf(field))
 	}
-	if err != nil || reply == nil {
-		return hashlock.Result{Acquired: err == nil}, err
-	}
-	ttl, ok := reply.(int64)
 	switch {
-	case !ok:
-		return hashlock.Result{}, fmt.Errorf("unexpected acquire reply %v", reply)
-	case ttl == upgradeReply:
+	case err != nil || core.OneReply(reply):
+		return hashlock.Result{Acquired: err == nil}, err
+	case reply == int64(upgradeReply):
 		return hashlock.Result{Refused: fmt.Errorf("owner holds the read lock: %w", relock.ErrUpgrade)}, nil
 	}
-	return hashlock.Result{Sleep: time.Duration(ttl) * time.Millisecond}, nil
+	return hashlock.PTTL(reply)
 }
 
-func (s *Side) unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, _ bool) (any, error) {
+func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, _ bool) (any, error) {
+	s := (*Side)(o)
 	pub := s.l.C.PublishArg
 	if s.readers {
 		return core.Eval(ctx, rdb, scripts.RWReadUnlock,
@@ -67,7 +64,17 @@ func (s *Side) forceScript(ctx context.Context, mode string) (any, error) {
 	return core.Eval(ctx, s.l.C.Redis, scripts.RWForceUnlock, []string{s.l.Name, s.keys[1], s.tagged}, mode, s.l.C.Publish)
 }
 
-func (s *Side) readRenewal(f hashlock.Field) watchdog.Renewal {
+// Channel is where both sides' waiters are woken, untagged: the lock's
+// channel.
+func (o *ops) Channel(string) (string, string) { return o.keys[1], "" }
+
+// Renewal renews a writer's hash, and a reader's hash and the timeout
+// keys of its holds.
+func (o *ops) Renewal(f hashlock.Field) watchdog.Renewal {
+	s := (*Side)(o)
+	if !s.readers {
+		return s.l.HashRenewal(f)
+	}
 	return watchdog.Renewal{
 		Script: scripts.RWReadRenew,
 		Keys:   []string{s.l.Name, s.timeoutPrefix(f.S)},

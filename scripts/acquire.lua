@@ -12,10 +12,11 @@
 --          one of its calls, which it takes as it is, one hold, the lease
 --          reset; "3": as "0" for such an owner, taking its field as "2"
 --
--- Reply: nil when the caller now holds the lock (hold count + 1, or with
--- "2" and "3" its hold as it was; TTL reset to the lease). Otherwise {pttl, foreign}: the hash's PTTL in
--- milliseconds, which bounds how long a waiter may sleep before the lock
--- can expire on its own, and 1 when the holder is not a relock client.
+-- Reply: 1 when the caller now holds the lock (hold count + 1, or with
+-- "2" and "3" its hold as it was; TTL reset to the lease). Otherwise
+-- {pttl, foreign}: the hash's PTTL in milliseconds, which bounds how long
+-- a waiter may sleep before the lock can expire on its own, and 1 when
+-- the holder is not a relock client.
 local listening = ARGV[3] == '1' or ARGV[3] == '2'
 local ttl = redis.call('pttl', KEYS[1])
 if ttl == -2 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
@@ -26,7 +27,7 @@ if ttl == -2 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	if listening then
 		redis.call('zrem', KEYS[2], ARGV[2])
 	end
-	return nil
+	return 1
 end
 if not listening then
 	return {ttl, 0}

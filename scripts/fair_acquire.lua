@@ -14,7 +14,7 @@
 --          "3": as "0" for such an owner, taking its field as "2"
 -- ARGV[5]  publish command: PUBLISH, or SPUBLISH for sharded pub/sub
 --
--- Reply: nil when the caller now holds the lock. Otherwise {turn, ms,
+-- Reply: 1 when the caller now holds the lock. Otherwise {turn, ms,
 -- foreign}: turn 0, the lock is held and ms is its PTTL (-1: no expiry);
 -- turn 1, the lock is free but an earlier waiter goes first and ms is the
 -- time until that waiter may be dropped. foreign is 1 when the caller
@@ -39,14 +39,14 @@ if ttl == -2 then
 		end
 		redis.call('hset', KEYS[1], ARGV[2], 1)
 		redis.call('pexpire', KEYS[1], ARGV[1])
-		return nil
+		return 1
 	end
 elseif redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	if ARGV[4] == '0' or ARGV[4] == '1' then
 		redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	end
 	redis.call('pexpire', KEYS[1], ARGV[1])
-	return nil
+	return 1
 end
 
 now = now or now_ms()

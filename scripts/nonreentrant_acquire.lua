@@ -15,7 +15,7 @@
 --          on its client: its field in the hash is a grant (hand_on) to
 --          one of its calls, which it takes as it is, the lease reset
 --
--- Reply: nil when the caller now holds the lock (hold count 1, TTL set to
+-- Reply: 1 when the caller now holds the lock (hold count 1, TTL set to
 -- the lease). The error NON_REENTRANT_REACQUIRE, Redisson's, when the
 -- caller's field is in the hash and is not a grant to take: the owner
 -- holds the lock already, and nothing changes. Otherwise {pttl, foreign}:
@@ -35,7 +35,7 @@ if ttl == -2 or mine then
 	if ARGV[3] ~= '0' then
 		redis.call('zrem', KEYS[2], ARGV[2])
 	end
-	return nil
+	return 1
 end
 if ARGV[3] == '0' then
 	return {ttl, 0}

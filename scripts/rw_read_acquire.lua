@@ -12,19 +12,19 @@
 -- ARGV[3]  the caller's writer field: a writer may take read holds
 --          (downgrade)
 --
--- Reply: nil when the caller now holds one more read hold; otherwise the
--- hash's PTTL in milliseconds (a writer holds the lock).
+-- Reply: 1 when the caller now holds one more read hold; otherwise
+-- {pttl}, the hash's PTTL in milliseconds (a writer holds the lock).
 local mode = redis.call('hget', KEYS[1], 'mode')
 if not mode then
 	redis.call('hset', KEYS[1], 'mode', 'read', ARGV[2], 1)
 	redis.call('set', KEYS[2] .. ':1', 1, 'px', ARGV[1])
 	redis.call('pexpire', KEYS[1], ARGV[1])
-	return nil
+	return 1
 end
 if mode == 'read' or (mode == 'write' and redis.call('hexists', KEYS[1], ARGV[3]) == 1) then
 	local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	redis.call('set', KEYS[2] .. ':' .. n, 1, 'px', ARGV[1])
 	redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
-	return nil
+	return 1
 end
-return redis.call('pttl', KEYS[1])
+return {redis.call('pttl', KEYS[1])}

@@ -6,12 +6,12 @@
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner field, "<client id>:<owner>"
 --
--- Reply: nil when the caller now holds the lock (hold count + 1, TTL reset
--- to the lease); otherwise the hash's PTTL in milliseconds (-1 when it
--- has no expiry).
+-- Reply: 1 when the caller now holds the lock (hold count + 1, TTL reset
+-- to the lease); otherwise {pttl}, the hash's PTTL in milliseconds (-1
+-- when it has no expiry).
 if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
-	return nil
+	return 1
 end
-return redis.call('pttl', KEYS[1])
+return {redis.call('pttl', KEYS[1])}

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/scripts"
 )
 
 // Options configure a Mutex. A nil *Options and zero fields mean the
@@ -29,9 +31,16 @@ type Options struct {
 // number of Mutex values may name the same lock. The zero Mutex is not
 // usable: create one with New.
 type Mutex struct {
-	l    *hashlock.Lock
-	keys []string // the lock's hash: every script's KEYS
+	l hashlock.Lock
+	// keys are every script's KEYS, the lock's hash, and boxed the
+	// same boxed for the calls, so that a Mutex is one allocation.
+	keys                               [1]string
+	boxed                              [1]any
+	acquireCall, unlockCall, forceCall core.Call
 }
+
+// ops are a Mutex's hashlock.Ops (scripts.go).
+type ops Mutex
 
 var _ relock.Locker = (*Mutex)(nil)
 
@@ -43,17 +52,18 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	if opts != nil {
 		o = *opts
 	}
-	m := &Mutex{l: hashlock.New("spinlock", rc, name, o.Lease), keys: []string{name}}
+	m := &Mutex{keys: [1]string{name}}
+	m.l.Init("spinlock", rc, name, o.Lease)
+	boxed := core.BoxKeys(m.boxed[:], name)
+	m.acquireCall.Bind(scripts.SpinAcquire, m.keys[:], boxed)
+	m.unlockCall.Bind(scripts.SpinUnlock, m.keys[:], boxed)
+	m.forceCall.Bind(scripts.SpinForceUnlock, m.keys[:], boxed)
 	backoff, err := checked(o.Backoff)
 	if err != nil && m.l.Err == nil {
 		m.l.Err = fmt.Errorf("spinlock: %w", err)
 	}
 	m.l.Poll = backoff
-	m.l.Ops = hashlock.Ops{
-		Acquire:     m.acquire,
-		Unlock:      m.unlock,
-		ForceUnlock: m.forceUnlock,
-	}
+	m.l.Ops = (*ops)(m)
 	return m
 }
 

@@ -45,11 +45,12 @@ type Renewal struct {
 	Args   []any
 }
 
-// A Lease is one lock kept alive by a Watchdog.
+// A Lease is one lock kept alive by a Watchdog. A zero Lease is ready
+// for Start; a started one must not be copied.
 type Lease struct {
 	w    *Watchdog
 	r    Renewal
-	lost func(reason error)
+	lost Holder
 
 	// Guarded by w.mu.
 	renewed time.Time // send time of the last acquire or renewal that succeeded
@@ -125,18 +126,42 @@ func (w *Watchdog) OnRound(f func(leases, failures, lost int, took time.Duration
 	w.onRound = f
 }
 
+// A Holder is told when its lease ends other than by Stop (see Start).
+type Holder interface {
+	// LeaseLost is called at most once, from the watchdog's goroutine; it
+	// must not block.
+	LeaseLost(reason error)
+}
+
+// lostFunc is Watch's lost as a Holder.
+type lostFunc func(reason error)
+
+func (f lostFunc) LeaseLost(reason error) { f(reason) }
+
 // Watch starts renewing a lock acquired by a call sent at acquired. lost is
 // called at most once, from the watchdog's goroutine, when the lease ends
 // other than by Stop; it must not block.
 func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error)) (*Lease, error) {
+	l := new(Lease)
+	if err := w.Start(l, r, acquired, lostFunc(lost)); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Start is Watch for a zero Lease l that the caller keeps in a record of
+// its own, such as its local record of the lock, which saves it an
+// allocation a lock: h is told when the lease ends other than by Stop. A
+// Lease is started once.
+func (w *Watchdog) Start(l *Lease, r Renewal, acquired time.Time, h Holder) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
-		return nil, ErrStopped
+		return ErrStopped
 	}
-	l := &Lease{w: w, r: r, lost: lost, renewed: acquired}
+	l.w, l.r, l.lost, l.renewed = w, r, h, acquired
 	w.leases[l] = struct{}{}
-	return l, nil
+	return nil
 }
 
 // Len reports how many leases the watchdog renews.
@@ -294,7 +319,7 @@ func (w *Watchdog) fire(l *Lease, reason error) {
 	stopped := l.stopped
 	w.mu.Unlock()
 	if !stopped {
-		l.lost(reason)
+		l.lost.LeaseLost(reason)
 	}
 }
 

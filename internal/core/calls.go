@@ -33,14 +33,18 @@ const OpTimeout = 5 * time.Second
 const Grace = 25 * time.Millisecond
 
 // OpContext returns the context for one Redis call made on behalf of ctx:
-// ctx itself when its deadline bounds the call, or when nothing can end
-// ctx and the client's own read and write timeouts bound each round trip
-// (a single-server or failover client with positive timeouts: a cluster
-// client's calls may retry until their context ends); otherwise ctx
-// bounded by OpTimeout. A call cut off at the deadline may have run: the
-// caller undoes it (Settle, Outlive).
+// ctx itself when its deadline bounds the call, or when the client's own
+// timeouts bound each round trip within OpTimeout (bounded); otherwise
+// ctx bounded by OpTimeout. A call cut off at the deadline may have run:
+// the caller undoes it (Settle, Outlive).
+//
+// A ctx that can be cancelled but has no deadline needs no timer of its
+// own on a bounded client: go-redis cuts off reads and writes at a
+// context's deadline only, never at its cancellation, so OpTimeout's
+// timer would bound them no closer than the client's timeouts do, and
+// the pool wait and the dial, which do heed cancellation, see ctx's.
 func (c *Client) OpContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if _, ok := ctx.Deadline(); ok || ctx.Done() == nil && c.bounded {
+	if _, ok := ctx.Deadline(); ok || c.bounded {
 		return ctx, noop
 	}
 	return context.WithTimeout(ctx, OpTimeout)
@@ -52,8 +56,8 @@ func (c *Client) OpContext(ctx context.Context) (context.Context, context.Cancel
 // by a lost member of a MultiLock, say, must not cut the unlock short),
 // with ctx's deadline when that is at least Grace away, Grace from now
 // when ctx is done or its deadline nearer, and OpTimeout from now when it
-// has none (but, as with OpContext, ctx itself when nothing can end it and
-// the client's timeouts bound each round trip).
+// has none (but, as with OpContext, no deadline when the client's
+// timeouts bound each round trip).
 func (c *Client) CleanupContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	d, ok := ctx.Deadline()
 	now := time.Now()
@@ -61,8 +65,8 @@ func (c *Client) CleanupContext(ctx context.Context) (context.Context, context.C
 	case Over(ctx) || ok && d.Sub(now) < Grace:
 		d = now.Add(Grace)
 	case ok:
-	case ctx.Done() == nil && c.bounded:
-		return ctx, noop
+	case c.bounded:
+		return context.WithoutCancel(ctx), noop
 	default:
 		d = now.Add(OpTimeout)
 	}

@@ -35,6 +35,7 @@ type Client struct {
 	WatchdogTimeout time.Duration
 	Publish         string // PUBLISH, or SPUBLISH in sharded mode
 	PublishArg      any    // Publish as a script argument, boxed once
+	WatchdogArg     any    // WatchdogTimeout in ms as a script argument, boxed once
 	Hub             *pubsub.Hub
 	Watchdog        *watchdog.Watchdog
 	Log             *slog.Logger
@@ -59,8 +60,8 @@ type Client struct {
 	// end is ops.RUnlock, made once: Begin returns it without
 	// allocating.
 	end func()
-	// bounded: the client's own timeouts bound every round trip (see
-	// OpContext).
+	// bounded: the client's own timeouts bound every round trip within
+	// OpTimeout (see OpContext).
 	bounded bool
 
 	mu    sync.Mutex
@@ -117,13 +118,24 @@ func NewClient(rdb redis.UniversalClient, id string, timeout time.Duration, log 
 		closeCalls:      closeCalls,
 		holds:           make(map[HoldKey]*hold),
 	}
-	c.end, c.PublishArg = c.ops.RUnlock, c.Publish
+	c.end, c.PublishArg, c.WatchdogArg = c.ops.RUnlock, c.Publish, Millis(timeout)
 	c.bgEnd, c.bgCancel = context.WithCancel(context.Background())
 	if r, ok := rdb.(*redis.Client); ok {
-		o := r.Options()
-		c.bounded = o.ReadTimeout > 0 && o.WriteTimeout > 0
+		c.bounded = bounded(r.Options())
 	}
 	return c, nil
+}
+
+// bounded reports whether a client of one server (or a failover
+// client) with options o bounds each network step of a round trip within
+// OpTimeout on its own: the dial, the write and the read (go-redis's
+// defaults are 5 s each; the wait for a pooled connection, which only a
+// client out of connections makes, is its PoolTimeout, a second more
+// than the read's by default). A cluster client's calls may retry, on
+// other nodes, until their context ends.
+func bounded(o *redis.Options) bool {
+	within := func(d time.Duration) bool { return d > 0 && d <= OpTimeout }
+	return within(o.DialTimeout) && within(o.ReadTimeout) && within(o.WriteTimeout)
 }
 
 var unwrap func(any) *Client

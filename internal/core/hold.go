@@ -23,17 +23,20 @@ type HoldKey struct {
 // what keeps it alive. Holds live in Client.holds, guarded by Client.mu,
 // so every Mutex value with the same name on the same client shares them.
 type hold struct {
-	c        *Client
-	kind     string    // Grant.Kind, for the Observer
-	name     string    // the lock's name
-	since    time.Time // when the first hold was granted
-	count    int
-	token    int64
-	ends     Ends
-	lease    *watchdog.Lease // watchdog mode
-	expiry   *time.Timer     // fixed-lease mode: forgets the hold at its end
-	leaseEnd atomic.Int64    // fixed-lease mode: the lease's end, in Unix ns (holdCtx)
-	releaser Releaser        // releases the holds when the client shuts down
+	c     *Client
+	kind  string    // Grant.Kind, for the Observer
+	key   HoldKey   // the hold's key in Client.holds
+	since time.Time // when the first hold was granted
+	count int
+	token int64
+	ends  Ends
+	// Watchdog mode: lease is &watch once started, a lease in the
+	// hold's own allocation.
+	lease    *watchdog.Lease
+	watch    watchdog.Lease
+	expiry   *time.Timer  // fixed-lease mode: forgets the hold at its end
+	leaseEnd atomic.Int64 // fixed-lease mode: the lease's end, in Unix ns (holdCtx)
+	releaser Releaser     // releases the holds when the client shuts down
 	// A tracked owner's hold (leak.go): its owner, and the stack of its
 	// first Lock call when Client.LeakStacks is set.
 	owner *owner
@@ -100,7 +103,7 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 		return nil, ErrHoldTaken
 	}
 	if fresh {
-		h = &hold{c: c, kind: g.Kind, name: key.Name, since: time.Now()}
+		h = &hold{c: c, kind: g.Kind, key: key, since: time.Now()}
 	}
 	h.count++
 	h.token = g.Token
@@ -121,18 +124,16 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 		if h.expiry != nil {
 			h.expiry.Stop()
 		}
-		h.expiry = time.AfterFunc(time.Until(end), func() { c.forget(key, h, g.Lease) })
+		held, lease := h, g.Lease // copies: a closure over h would move it to the heap on every call
+		h.expiry = time.AfterFunc(time.Until(end), func() { held.forget(lease) })
 	} else {
 		lctx, cancel = context.WithCancelCause(ctx)
 		if fresh {
-			lease, err := c.Watchdog.Watch(g.Renewal, g.Sent, func(reason error) {
-				c.lose(key, h, reason)
-			})
-			if err != nil {
+			if err := c.Watchdog.Start(&h.watch, g.Renewal, g.Sent, h); err != nil {
 				cancel(ErrClosed)
 				return nil, ErrClosed
 			}
-			h.lease = lease
+			h.lease = &h.watch
 		}
 	}
 	h.ends.Add(cancel)
@@ -142,11 +143,12 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 	return c.hand(tracked, h, lctx), nil
 }
 
-// lose ends a hold whose lease the watchdog reports lost.
-func (c *Client) lose(key HoldKey, h *hold, reason error) {
+// LeaseLost ends a hold whose lease the watchdog reports lost.
+func (h *hold) LeaseLost(reason error) {
+	c := h.c
 	c.mu.Lock()
-	if c.holds[key] == h {
-		delete(c.holds, key)
+	if c.holds[h.key] == h {
+		delete(c.holds, h.key)
 	}
 	c.mu.Unlock()
 	h.end(fmt.Errorf("%w: %w", ErrLockLost, reason))
@@ -154,14 +156,15 @@ func (c *Client) lose(key HoldKey, h *hold, reason error) {
 
 // forget drops a fixed-lease hold whose lease has ended, then cancels its
 // contexts. A re-entry that extended the lease meanwhile keeps it.
-func (c *Client) forget(key HoldKey, h *hold, lease time.Duration) {
+func (h *hold) forget(lease time.Duration) {
+	c := h.c
 	c.mu.Lock()
 	if time.Now().UnixNano() < h.leaseEnd.Load() {
 		c.mu.Unlock()
 		return
 	}
-	if c.holds[key] == h {
-		delete(c.holds, key)
+	if c.holds[h.key] == h {
+		delete(c.holds, h.key)
 	}
 	c.mu.Unlock()
 	h.end(fmt.Errorf("%w: lease of %v ended", ErrLockLost, lease))

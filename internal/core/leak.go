@@ -170,24 +170,16 @@ func handleGone(o *owner) {
 // began, the hold is Shutdown's to end.
 func (c *Client) leaked(h *hold) {
 	c.Background(func() {
-		// A report is rare: a search spares every hold its key.
-		var key HoldKey
 		c.mu.Lock()
-		for k, x := range c.holds {
-			if x == h {
-				key = k
-				break
-			}
-		}
-		if key.Name == "" {
+		if c.holds[h.key] != h {
 			c.mu.Unlock()
 			return // ended meanwhile
 		}
-		delete(c.holds, key)
+		delete(c.holds, h.key)
 		holds := h.count
 		c.mu.Unlock()
 		h.end(ErrLeaked)
-		args := []any{"lock", h.name, "kind", h.kind, "owner", key.Field, "held", time.Since(h.since).Round(time.Millisecond), "holds", holds}
+		args := []any{"lock", h.key.Name, "kind", h.kind, "owner", h.key.Field, "held", time.Since(h.since).Round(time.Millisecond), "holds", holds}
 		if h.stack != nil {
 			args = append(args, "stack", formatStack(h.stack))
 		}

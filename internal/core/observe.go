@@ -63,7 +63,7 @@ func (c *Client) holdEnded(h *hold, cause error) {
 	if c.Obs == nil || h.kind == "" {
 		return
 	}
-	c.Obs.HoldEnded(observe.HoldEnd{Lock: observe.Lock{Kind: h.kind, Name: h.name}, Held: time.Since(h.since), Cause: cause})
+	c.Obs.HoldEnded(observe.HoldEnd{Lock: observe.Lock{Kind: h.kind, Name: h.key.Name}, Held: time.Since(h.since), Cause: cause})
 }
 
 // watchdogRound tells the client's Observer of a renewal round.

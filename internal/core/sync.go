@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,10 +59,15 @@ type syncs struct {
 // returned together with an error matching ErrNotAcquired: the acquire
 // did happen on the master, and the caller must undo it.
 func (c *Client) EvalAcquire(ctx context.Context, acquired func(reply any) bool, s *redis.Script, keys []string, args ...any) (any, error) {
+	return c.RunAcquire(ctx, acquired, &Call{Script: s, Keys: keys}, args...)
+}
+
+// RunAcquire is EvalAcquire for a Call.
+func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, k *Call, args ...any) (any, error) {
 	if c.SyncReplicas < 0 {
-		return Eval(ctx, c.Scripts, s, keys, args...)
+		return k.Run(ctx, c.Scripts, args...)
 	}
-	rdb, addr, err := c.master(ctx, keys[0])
+	rdb, addr, err := c.master(ctx, k.Keys[0])
 	if err != nil {
 		return nil, err
 	}
@@ -72,11 +78,12 @@ func (c *Client) EvalAcquire(ctx context.Context, acquired func(reply any) bool,
 			return nil, err
 		}
 		if v.replicas == 0 && !v.aof {
-			return Eval(ctx, c.Scripts, s, keys, args...)
+			return k.Run(ctx, c.Scripts, args...)
 		}
 		want, aof = v.replicas, v.aof
 	}
-	reply, acked, err := evalWait(ctx, rdb, s, keys, args, want, aof, c.SyncTimeout.Milliseconds())
+	// A copy, so that the caller's variadic arguments stay on its stack.
+	reply, acked, err := evalWait(ctx, rdb, k.Script, k.Keys, slices.Clone(args), want, aof, c.SyncTimeout.Milliseconds())
 	if err != nil {
 		return nil, Ended(ctx, nil, err)
 	}
@@ -181,26 +188,36 @@ func readView(ctx context.Context, rdb redis.Cmdable) (replicaView, error) {
 	persist := pipe.Info(ctx, "persistence")
 	_, _ = pipe.Exec(ctx)
 	v := replicaView{read: time.Now()}
-	fields := make(map[string]string)
-	for _, cmd := range []*redis.StringCmd{server, repl, persist} {
+	var texts [3]string
+	for i, cmd := range []*redis.StringCmd{server, repl, persist} {
 		text, err := cmd.Result()
 		var rerr redis.Error
 		switch {
 		case err == nil:
+			texts[i] = text
 		case errors.As(err, &rerr) && !strings.HasPrefix(err.Error(), "NOPERM"):
-			continue
 		default:
 			return v, err
 		}
-		for _, line := range strings.Split(text, "\n") {
-			if k, val, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-				fields[k] = val
-			}
-		}
 	}
-	v.replicas, _ = strconv.Atoi(fields["connected_slaves"])
-	v.aof = fields["aof_enabled"] == "1" && hasWaitAOF(fields["redis_version"])
+	v.replicas, _ = strconv.Atoi(infoField(texts[1], "connected_slaves"))
+	v.aof = infoField(texts[2], "aof_enabled") == "1" && hasWaitAOF(infoField(texts[0], "redis_version"))
 	return v, nil
+}
+
+// infoField returns the value of field in text, an INFO section's
+// "<field>:<value>" lines, or "" when it has none. Each client reads its
+// master's sections every ReplicaRefresh, so it looks up the three
+// fields it needs rather than splitting every line.
+func infoField(text, field string) string {
+	for len(text) > 0 {
+		line, rest, _ := strings.Cut(text, "\n")
+		if k, val, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == field {
+			return val
+		}
+		text = rest
+	}
+	return ""
 }
 
 // hasWaitAOF reports whether a server of this redis_version has WAITAOF
@@ -260,3 +277,7 @@ func waitReply(cmd *redis.Cmd) (int64, error) {
 
 // NilReply reports a nil reply, an acquire script's "acquired".
 func NilReply(reply any) bool { return reply == nil }
+
+// OneReply reports a reply of 1, a lock's acquire script's "acquired"
+// (see package scripts).
+func OneReply(reply any) bool { return reply == int64(1) }

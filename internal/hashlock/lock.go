@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,8 +41,20 @@ type Result struct {
 	// owner asking again).
 	Refused error
 	// Foreign reports that a holder or waiter ahead of the caller is not
-	// a relock client: it wakes the caller on Ops.Foreign's channel.
+	// a relock client: it wakes the caller on Foreigner's channel.
 	Foreign bool
+}
+
+// PTTL reads the {pttl} that an acquire script of a lock type without
+// waiters of its own (spin, read/write) replies when the lock is taken:
+// the lock's PTTL in ms, which bounds the wait for it (-1: no expiry).
+func PTTL(reply any) (Result, error) {
+	r, ok := reply.([]any)
+	if !ok || len(r) != 1 {
+		return Result{}, fmt.Errorf("unexpected acquire reply %v", reply)
+	}
+	ttl, _ := r[0].(int64)
+	return Result{Sleep: time.Duration(ttl) * time.Millisecond}, nil
 }
 
 // A Mode tells an acquire script what the caller wants of it.
@@ -77,42 +90,52 @@ func (m Mode) Arg() any {
 }
 
 // Ops are the scripts of one lock type, each run once per call on a
-// context the caller's cancellation cannot cut short.
-type Ops struct {
+// context the caller's cancellation cannot cut short. A lock type
+// implements them on its own lock value, converted to a type that keeps
+// them out of its API: a lock then costs no closure per operation. The
+// optional ones below are found by type assertion.
+type Ops interface {
 	// Acquire tries once for f, as mode asks.
-	Acquire func(ctx context.Context, f Field, mode Mode) (Result, error)
-	// GiveUp undoes what failed attempts left in Redis, if anything (a
-	// fair lock's queue entry, or a grant not taken); holding tells
-	// whether the owner holds the lock on this client. nil when failed
-	// attempts leave nothing.
-	GiveUp func(ctx context.Context, f Field, holding bool) error
+	Acquire(ctx context.Context, f Field, mode Mode) (Result, error)
 	// Unlock releases one hold of f through rdb: reply nil when it
 	// holds none, 0 when holds remain, 1 when the lock was released.
 	// last tells that the owner knows of one hold only: the script may
 	// remove the field without reading its count.
-	Unlock func(ctx context.Context, rdb redis.Scripter, f Field, last bool) (any, error)
-	// ForceUnlock deletes the lock and replies the holders it deleted,
-	// as core.Forced reads it. Only Lock.ForceUnlock uses it.
-	ForceUnlock func(ctx context.Context) (any, error)
-	// Channel is the channel on which field's waits are woken, and tag
-	// the waiter's tag there ("" for none): a message "<tag>:<lease ms>"
-	// hands it the lock (a fair lock's grant).
-	Channel func(field string) (channel, tag string)
-	// Foreign is the channel on which clients other than relock wake
-	// field's waits, when Result.Foreign says one may; nil for none.
-	Foreign func(field string) string
-	// Grants tells that a release may hand the lock to the waiter it
-	// wakes: a tagged wake-up "<tag>:<lease ms>" then means "you hold
-	// it", and "<tag>:0" only "try". Without it, a tagged wake-up only
-	// tells the waiter to try.
-	Grants bool
-	// Field maps an owner's "<client id>:<owner>" to the hash field of
-	// its holds (a writer's ":write" suffix); nil keeps it.
-	Field func(owner string) string
-	// Renewal is the watchdog's renewal of field's holds; nil renews the
-	// hash while field exists.
-	Renewal func(f Field) watchdog.Renewal
+	Unlock(ctx context.Context, rdb redis.Scripter, f Field, last bool) (any, error)
 }
+
+// Optional Ops.
+type (
+	// A GiveUpper undoes what failed attempts left in Redis, if
+	// anything (a fair lock's queue entry, or a grant not taken);
+	// holding tells whether the owner holds the lock on this client.
+	// Ops without it leave nothing behind a failed attempt.
+	GiveUpper interface {
+		GiveUp(ctx context.Context, f Field, holding bool) error
+	}
+	// A Forcer deletes the lock and replies the holders it deleted, as
+	// core.Forced reads it: Lock.ForceUnlock needs it.
+	Forcer interface {
+		ForceUnlock(ctx context.Context) (any, error)
+	}
+	// A Channeler names the channel on which field's waits are woken,
+	// and the waiter's tag there ("" for none): a message
+	// "<tag>:<lease ms>" hands it the lock (a fair lock's grant). A lock
+	// that listens needs it; one that polls (Lock.Poll) does not.
+	Channeler interface {
+		Channel(field string) (channel, tag string)
+	}
+	// A Foreigner names the channel on which clients other than relock
+	// wake field's waits, when Result.Foreign says one may.
+	Foreigner interface {
+		Foreign(field string) string
+	}
+	// A Renewer makes the watchdog's renewal of field's holds. Ops
+	// without it renew the hash while field exists.
+	Renewer interface {
+		Renewal(f Field) watchdog.Renewal
+	}
+)
 
 // Tag is a waiter's tag on its client's channel: the owner number that
 // ends field, "<client id>:<owner>".
@@ -120,7 +143,7 @@ func Tag(field string) string {
 	return field[strings.LastIndexByte(field, ':')+1:]
 }
 
-// A Field is an owner's hash field (Ops.Field applied) and the same value
+// A Field is an owner's hash field (Lock.Field applied) and the same value
 // boxed as a script argument: core.Client.FieldFrom boxes an owner's field
 // once, so that a Lock and its Unlock need not box it for every call.
 type Field struct {
@@ -134,7 +157,8 @@ const (
 	maxTurnBackoff = 5 * time.Second
 )
 
-// A Lock is one lock of a hash-record type.
+// A Lock is one lock of a hash-record type. A lock type keeps it in its
+// own value (Init), so that making a lock is one allocation.
 type Lock struct {
 	C      *core.Client
 	Client *relock.Client // the user's handle on C
@@ -142,26 +166,40 @@ type Lock struct {
 	Pkg    string        // error prefix: the lock package's name
 	Lease  time.Duration // fixed lease; 0 means the watchdog renews
 	Ops    Ops
+	// Grants tells that a release may hand the lock to the waiter it
+	// wakes: a tagged wake-up "<tag>:<lease ms>" then means "you hold
+	// it", and "<tag>:0" only "try". Without it, a tagged wake-up only
+	// tells the waiter to try.
+	Grants bool
+	// Field maps an owner's "<client id>:<owner>" to the hash field of
+	// its holds (a writer's ":write" suffix); nil keeps it.
+	Field func(owner string) string
 	// MaxSleep caps each sleep between attempts (a fair waiter's score
 	// refresh); 0 means no cap.
 	MaxSleep time.Duration
 	// Poll, when set, makes waits poll with this backoff instead of
 	// listening (Redisson's spin lock, whose releases publish nothing):
-	// they never subscribe, and Ops.Channel, Foreign and Grants go
+	// they never subscribe, and Channeler, Foreigner and Grants go
 	// unused.
 	Poll wait.Backoff
-	Err  error // bad input found by New, returned by every method
+	Err  error // bad input found by Init, returned by every method
 
 	// Arguments made once, so that each call boxes no new value.
-	leaseArg   any      // LeaseMillis
-	renewKeys  []string // the default renewal's KEYS
-	renewLease any      // the default renewal's lease: the watchdog timeout
+	leaseArg  any       // LeaseMillis
+	renewKeys [1]string // the default renewal's KEYS: Name
+
+	// taken: the last Lock call through this value found the lock
+	// taken, so the next one looks for a live channel to join before
+	// its first attempt (wait.Spec.LikelyFree). A hint that costs
+	// nothing but, when wrong, a hub lookup or a second attempt; any
+	// number of calls read and write it at once.
+	taken atomic.Bool
 }
 
-// New validates a lock's inputs and returns it without Ops; the caller
+// Init validates a lock's inputs and sets l up without Ops; the caller
 // fills them in. Bad input is recorded in Err, not returned.
-func New(pkg string, rc *relock.Client, name string, lease time.Duration) *Lock {
-	l := &Lock{C: core.Of(rc), Client: rc, Name: name, Pkg: pkg, Lease: lease}
+func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Duration) {
+	*l = Lock{C: core.Of(rc), Client: rc, Name: name, Pkg: pkg, Lease: lease, renewKeys: [1]string{name}}
 	switch {
 	case l.C == nil:
 		l.Err = fmt.Errorf("%s: nil client: %w", pkg, relock.ErrInvalidArgument)
@@ -172,11 +210,13 @@ func New(pkg string, rc *relock.Client, name string, lease time.Duration) *Lock 
 			l.Err = fmt.Errorf("%s: %w", pkg, err)
 		}
 	}
-	if l.C != nil {
-		l.leaseArg = l.LeaseMillis()
-		l.renewKeys, l.renewLease = []string{name}, core.Millis(l.C.WatchdogTimeout)
+	switch {
+	case l.C == nil:
+	case lease > 0:
+		l.leaseArg = core.Millis(lease)
+	default:
+		l.leaseArg = l.C.WatchdogArg
 	}
-	return l
 }
 
 // Check returns the lock's input error or relock.ErrClosed.
@@ -218,8 +258,8 @@ func (l *Lock) owner(ctx context.Context) (core.HoldKey, Field, bool) {
 	if !ok {
 		return core.HoldKey{}, Field{}, false
 	}
-	if l.Ops.Field != nil {
-		field = l.Ops.Field(field)
+	if l.Field != nil {
+		field = l.Field(field)
 		arg = field
 	}
 	return core.HoldKey{Name: l.Name, Field: field}, Field{S: field, Arg: arg}, true
@@ -240,20 +280,26 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 	ctx = core.LockOwner(ctx)
 	key, f, _ := l.owner(ctx)
 	a := &acquire{l: l, ctx: ctx, key: key, f: f, bound: bound, backoff: minTurnBackoff}
+	_, givesUp := l.Ops.(GiveUpper)
 	spec := wait.Spec{
-		Hub:      l.C.Hub,
-		Acquirer: a,
-		GivesUp:  l.Ops.GiveUp != nil,
-		Wait:     bound,
-		MaxSleep: l.MaxSleep,
-		Poll:     l.Poll,
-		Done:     l.C.StartAcquire(ctx, l.Pkg, l.Name),
+		Hub:        l.C.Hub,
+		Acquirer:   a,
+		GivesUp:    givesUp,
+		LikelyFree: !l.taken.Load(),
+		Wait:       bound,
+		MaxSleep:   l.MaxSleep,
+		Poll:       l.Poll,
+		Done:       l.C.StartAcquire(ctx, l.Pkg, l.Name),
 	}
 	if l.Poll == nil {
-		spec.Channel, spec.Tag = l.Ops.Channel(key.Field)
-		spec.Handoffs = l.Ops.Grants
+		spec.Channel, spec.Tag = l.Ops.(Channeler).Channel(key.Field)
+		spec.Handoffs = l.Grants
 	}
-	if err := wait.Acquire(ctx, spec); err != nil {
+	err = wait.Acquire(ctx, spec)
+	if taken := !a.asked.IsZero(); taken != !spec.LikelyFree {
+		l.taken.Store(taken)
+	}
+	if err != nil {
 		return nil, l.errorf("lock", err)
 	}
 	return a.lctx, nil
@@ -280,7 +326,7 @@ func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
 	try := a.bound == 0 || !listening
 	mode := Join
 	switch {
-	case l.Ops.Grants && !l.C.Holding(a.key):
+	case l.Grants && !l.C.Holding(a.key):
 		// Where releases hand the lock over, a hold of an owner that
 		// holds nothing on this client may be a grant to another of its
 		// calls, not yet recorded, whatever this call is: counting a
@@ -326,8 +372,8 @@ func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
 	a.queued = a.queued || mode == Join || mode == Queued
 	a.asked = sent
 	o := wait.Outcome{TTL: r.Sleep}
-	if r.Foreign && l.Ops.Foreign != nil {
-		o.Also = l.Ops.Foreign(a.key.Field)
+	if f, ok := l.Ops.(Foreigner); ok && r.Foreign {
+		o.Also = f.Foreign(a.key.Field)
 	}
 	if r.Turn {
 		o.TTL = a.backoff
@@ -372,7 +418,7 @@ func (a *acquire) Handoff(note string) (bool, error) {
 		// WAIT behind it on the same connection, which counts every
 		// write the master made before it.
 		g.Sent = time.Now()
-		n, err := l.C.EvalAcquire(opctx, isOne, scripts.Renew, l.renewKeys, l.leaseArg, a.f.Arg)
+		n, err := l.C.EvalAcquire(opctx, core.OneReply, scripts.Renew, l.renewKeys[:], l.leaseArg, a.f.Arg)
 		if err != nil || n != int64(1) {
 			return false, nil
 		}
@@ -381,19 +427,16 @@ func (a *acquire) Handoff(note string) (bool, error) {
 	return o.Acquired, err
 }
 
-// isOne reports a reply of 1, a renewal's "renewed".
-func isOne(reply any) bool { return reply == int64(1) }
-
-// GiveUp runs Ops.GiveUp for a wait that ended without the lock, within
-// core.Grace of the caller's end and then in the background (Settle). An
-// owner whose attempt was refused counts as holding the lock: a
-// non-reentrant lock refuses an owner whose field is in the hash, and
-// that hold (another call's of the same owner, perhaps a grant it is
+// GiveUp runs the Ops' GiveUp for a wait that ended without the lock,
+// within core.Grace of the caller's end and then in the background
+// (Settle). An owner whose attempt was refused counts as holding the
+// lock: a non-reentrant lock refuses an owner whose field is in the hash,
+// and that hold (another call's of the same owner, perhaps a grant it is
 // about to take) must not be passed on as one this wait left behind.
 func (a *acquire) GiveUp() error {
 	holding := a.refused || a.l.C.Holding(a.key)
 	return a.l.C.Settle(a.ctx, a.key, func(ctx context.Context) error {
-		return a.l.Ops.GiveUp(ctx, a.f, holding)
+		return a.l.Ops.(GiveUpper).GiveUp(ctx, a.f, holding)
 	})
 }
 
@@ -420,13 +463,19 @@ func (a *acquire) take(g core.Grant) (wait.Outcome, error) {
 }
 
 func (l *Lock) renewal(f Field) watchdog.Renewal {
-	if l.Ops.Renewal != nil {
-		return l.Ops.Renewal(f)
+	if r, ok := l.Ops.(Renewer); ok {
+		return r.Renewal(f)
 	}
+	return l.HashRenewal(f)
+}
+
+// HashRenewal is the renewal of f's holds that Ops without a Renewer
+// get: the hash's lease, while f's field exists.
+func (l *Lock) HashRenewal(f Field) watchdog.Renewal {
 	return watchdog.Renewal{
 		Script: scripts.Renew,
-		Keys:   l.renewKeys,
-		Args:   []any{l.renewLease, f.Arg},
+		Keys:   l.renewKeys[:],
+		Args:   []any{l.C.WatchdogArg, f.Arg},
 	}
 }
 
@@ -538,7 +587,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	defer end()
 	opctx, cancel := l.C.OpContext(ctx)
 	defer cancel()
-	reply, err := l.Ops.ForceUnlock(opctx)
+	reply, err := l.Ops.(Forcer).ForceUnlock(opctx)
 	if err != nil {
 		return false, l.errorf("force unlock", err)
 	}

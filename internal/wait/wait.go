@@ -11,6 +11,11 @@
 // subscribes after the first attempt and tries once more. Either way a
 // release after the counting attempt publishes to a channel the waiter
 // is on. A waiter sends no Redis command while it sleeps.
+//
+// A lock its caller expects to find free (Spec.LikelyFree) skips the
+// look for a live channel: the first attempt acquires without the hub's
+// lock and bookkeeping, and the rare one that finds the lock taken is
+// followed by a second, as on a channel that is not live.
 package wait
 
 import (
@@ -64,6 +69,10 @@ type Spec struct {
 	Handoffs bool
 	// GivesUp: a wait that ends without the lock calls GiveUp.
 	GivesUp bool
+	// LikelyFree: the caller expects the first attempt to acquire (the
+	// last acquire of the lock found it free), so it is made without
+	// joining a live channel first (see the package doc).
+	LikelyFree bool
 	// Wait bounds the wait: 0 means a single attempt, negative means
 	// until ctx ends.
 	Wait time.Duration
@@ -116,7 +125,7 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 	}()
 	w := waiter{s: s}
 	defer w.close()
-	if s.Wait != 0 && s.Poll == nil {
+	if s.Wait != 0 && s.Poll == nil && !s.LikelyFree {
 		w.sub = s.Hub.Live(s.Channel, s.Tag)
 	}
 	o, err := s.Attempt(w.sub != nil)

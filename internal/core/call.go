@@ -1,0 +1,103 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A Call is a script bound to the KEYS of one lock, with the values its
+// EVALSHA command sends every time boxed once, when the lock is made:
+// the digest (once per script, for every lock) and the keys (once per
+// lock, for all of its calls). A run then boxes nothing but its
+// arguments, where go-redis's Script.Run boxes the digest and every key
+// again for every call. A Call is not changed once bound, and is safe
+// for concurrent use. A Call that is not bound (EvalAcquire's) runs as
+// Eval does.
+type Call struct {
+	Script *redis.Script
+	Keys   []string
+	digest any   // Script's digest, boxed
+	boxed  []any // Keys, boxed
+}
+
+// digests holds each script's digest boxed, made once a script
+// (*redis.Script to string in an any).
+var digests sync.Map
+
+// Bind binds k to s and keys, whose values boxed holds boxed already,
+// in the same order (see BoxKeys): a lock boxes its keys once for all of
+// its calls.
+func (k *Call) Bind(s *redis.Script, keys []string, boxed []any) {
+	d, ok := digests.Load(s)
+	if !ok {
+		d, _ = digests.LoadOrStore(s, any(s.Hash()))
+	}
+	*k = Call{Script: s, Keys: keys, digest: d, boxed: boxed}
+}
+
+// BoxKeys returns keys boxed, into dst when it has room.
+func BoxKeys(dst []any, keys ...string) []any {
+	dst = dst[:0]
+	for _, key := range keys {
+		dst = append(dst, key)
+	}
+	return dst
+}
+
+// NewCall binds s to keys.
+func NewCall(s *redis.Script, keys ...string) *Call {
+	k := new(Call)
+	k.Bind(s, keys, BoxKeys(nil, keys...))
+	return k
+}
+
+// processor is what a client needs to send a command it did not build.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// Run runs the call with args through rdb, as Eval does: a nil reply is
+// (nil, nil), and an error of a call whose ctx ended matches ctx's error.
+func (k *Call) Run(ctx context.Context, rdb redis.Scripter, args ...any) (any, error) {
+	v, err := k.run(ctx, rdb, args)
+	if err != nil {
+		err = Ended(ctx, nil, err)
+	}
+	return v, err
+}
+
+// run sends the call as one EVALSHA of the boxed values, and as EVAL
+// when the server does not have the script (NOSCRIPT). On a cluster it
+// goes through eval, which finds a failed master's replacement. args is
+// copied, never kept, so that a caller's variadic arguments stay on its
+// stack.
+func (k *Call) run(ctx context.Context, rdb redis.Scripter, args []any) (any, error) {
+	p, ok := rdb.(processor)
+	if _, cluster := rdb.(*redis.ClusterClient); cluster || !ok || k.digest == nil {
+		return eval(ctx, rdb, k.Script, k.Keys, slices.Clone(args), true)
+	}
+	cmdArgs := make([]any, 0, 3+len(k.boxed)+len(args))
+	cmdArgs = append(append(append(cmdArgs, "evalsha", k.digest, len(k.boxed)), k.boxed...), args...)
+	cmd := redis.NewCmd(ctx, cmdArgs...)
+	cmd.SetFirstKeyPos(3)
+	_ = p.Process(ctx, cmd)
+	v, err := cmd.Result()
+	if err != nil && isNoScript(err) {
+		v, err = k.Script.Eval(ctx, rdb, k.Keys, slices.Clone(args)...).Result()
+	}
+	if errors.Is(err, redis.Nil) {
+		return nil, nil
+	}
+	return v, err
+}
+
+// isNoScript reports the server's answer to an EVALSHA of a script it
+// does not have.
+func isNoScript(err error) bool {
+	return !errors.Is(err, redis.Nil) && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
