@@ -2,11 +2,8 @@ package relock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -41,10 +38,13 @@ type PubSubMode int
 const (
 	// PubSubAuto uses sharded pub/sub on a Redis Cluster whose servers
 	// support it (they answer PUBSUB SHARDNUMSUB), and global pub/sub
-	// otherwise, as Redisson does. New asks the cluster; when it cannot
-	// tell (the cluster is unreachable, or the ACL user may not run
-	// PUBSUB SHARDNUMSUB), New fails rather than guess: a guess that
-	// differs from other clients' would leave waiters unwoken.
+	// otherwise, as Redisson does. The client asks the cluster in the
+	// background from New on; an operation that starts before the answer
+	// waits for it under its own context. When the cluster cannot tell
+	// (it is unreachable, or the ACL user may not run PUBSUB
+	// SHARDNUMSUB), operations fail with that error rather than guess: a
+	// guess that differs from other clients' would leave waiters
+	// unwoken. The next operation asks again, unless the server refused.
 	PubSubAuto PubSubMode = iota
 	// PubSubGlobal uses PUBLISH and SUBSCRIBE.
 	PubSubGlobal
@@ -153,10 +153,11 @@ func init() {
 // through copies of rdb of its own; New then adds hooks to rdb through
 // which those commands pass rdb's hooks too, so add yours before New.
 // Hooks cannot be removed: make one Client per go-redis client and keep
-// it, rather than a Client per task on one go-redis client. It talks to Redis only to
-// probe sharded pub/sub support when opts.PubSub is PubSubAuto and rdb is
-// a cluster client; that probe's failure is New's error (set
-// Options.PubSub to start without it).
+// it, rather than a Client per task on one go-redis client. New does not
+// wait for Redis: its errors are bad options only. With a cluster client
+// and PubSubAuto it starts asking the cluster whether it has sharded
+// pub/sub, in the background (see PubSubAuto; set Options.PubSub to
+// start without asking).
 func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if core.IsNil(rdb) {
 		return nil, fmt.Errorf("relock: nil redis client: %w", ErrInvalidArgument)
@@ -197,25 +198,18 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if o.PubSub < PubSubAuto || o.PubSub > PubSubSharded {
 		return nil, fmt.Errorf("relock: unknown PubSubMode %d: %w", o.PubSub, ErrInvalidArgument)
 	}
-	c, err := core.NewClient(rdb, newID(), o.WatchdogTimeout, o.Logger, func(scripts redis.UniversalClient) (bool, error) {
-		cc, cluster := scripts.(*redis.ClusterClient)
-		switch {
-		case o.PubSub == PubSubGlobal || !cluster:
-			return false, nil
-		case o.PubSub == PubSubSharded:
-			return true, nil
-		}
-		return probeSharded(cc)
+	c := core.NewClient(rdb, core.Config{
+		ID:              newID(),
+		WatchdogTimeout: o.WatchdogTimeout,
+		PubSub:          core.PubSubMode(o.PubSub),
+		Log:             o.Logger,
+		LeakStacks:      o.LeakStacks,
+		SyncReplicas:    o.SyncReplicas,
+		SyncTimeout:     o.SyncTimeout,
+		Observer:        o.Observer,
+		Linger:          o.Linger,
+		MaxLingering:    MaxLingering,
 	})
-	if err != nil {
-		return nil, err
-	}
-	c.SyncReplicas, c.SyncTimeout = o.SyncReplicas, o.SyncTimeout
-	c.LeakStacks = o.LeakStacks
-	c.Hub.SetLinger(o.Linger, MaxLingering)
-	if o.Observer != nil {
-		c.SetObserver(o.Observer)
-	}
 	return &Client{c: c}, nil
 }
 
@@ -238,73 +232,6 @@ func readTimeout(rdb redis.UniversalClient) time.Duration {
 		return c.Options().ReadTimeout
 	}
 	return 0
-}
-
-// probeTimeout bounds one round of the PubSubAuto probe; probePause
-// separates rounds.
-const (
-	probeTimeout = time.Second
-	probePause   = 100 * time.Millisecond
-)
-
-// probeSharded asks the masters of cc whether they have sharded pub/sub
-// (PUBSUB SHARDNUMSUB): yes when one says so and none says it does not
-// know the command (a cluster part-way through an upgrade to Redis 7 has
-// it on some masters only). cc is relock's script client, which neither
-// retries nor outwaits a deadline, so a node that does not answer (it may
-// be frozen, or failing over) costs one round of probeTimeout, and a new
-// round, through go-redis's random choice of node to learn the layout
-// from, usually avoids it. Rounds go on for core.OpTimeout; a refusal
-// (an ACL user without the command) ends them at once. Their error is
-// the probe's.
-func probeSharded(cc *redis.ClusterClient) (bool, error) {
-	end := time.Now().Add(core.OpTimeout)
-	for {
-		yes, no, err := probeRound(cc)
-		if err == nil {
-			err = errors.New("no master in the cluster's layout")
-		}
-		var refused redis.Error
-		switch {
-		case no:
-			return false, nil
-		case yes:
-			return true, nil
-		case errors.As(err, &refused) || time.Now().Add(probePause).After(end):
-			return false, fmt.Errorf("relock: PubSubAuto: asking the cluster whether it has sharded pub/sub (PUBSUB SHARDNUMSUB): %w", err)
-		}
-		time.Sleep(probePause)
-	}
-}
-
-// probeRound asks every master of cc once, within probeTimeout. yes and
-// no report masters that have and lack sharded pub/sub; err is the first
-// other answer, or the failure to learn the layout.
-func probeRound(cc *redis.ClusterClient) (yes, no bool, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
-	defer cancel()
-	var mu sync.Mutex
-	each := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
-		perr := node.PubSubShardNumSub(ctx).Err()
-		var rerr redis.Error
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case perr == nil:
-			yes = true
-		case errors.As(perr, &rerr) && strings.HasPrefix(strings.ToLower(rerr.Error()), "err unknown"):
-			// Before Redis 7: "ERR Unknown subcommand or wrong number of
-			// arguments".
-			no = true
-		case err == nil:
-			err = perr
-		}
-		return nil
-	})
-	if err == nil {
-		err = each
-	}
-	return yes, no, err
 }
 
 // newID returns a client ID: a random UUID in Redisson's textual form,

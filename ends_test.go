@@ -9,7 +9,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/election"
 	"github.com/relock-go/relock/fair"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/multilock"
 	"github.com/relock-go/relock/nonreentrant"
 	"github.com/relock-go/relock/permits"
@@ -47,17 +47,11 @@ func TestEndedBeforeDone(t *testing.T) {
 			return reentrant.New(rc, n, &reentrant.Options{Lease: 50 * time.Millisecond})
 		},
 		"multilock": func(n string) relock.Locker {
-			ml, err := multilock.New(reentrant.New(rc, n+":a", nil), fair.New(rc, n+":b", nil))
-			if err != nil {
-				t.Fatal(err)
-			}
+			ml := multilock.New(reentrant.New(rc, n+":a", nil), fair.New(rc, n+":b", nil))
 			return ml
 		},
 		"redlock": func(n string) relock.Locker {
-			rl, err := redlock.New(n, []*relock.Client{rc}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rl := redlock.New(n, []*relock.Client{rc}, nil)
 			return rl
 		},
 	}

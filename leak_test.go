@@ -12,7 +12,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/rwlock"
 )
@@ -209,7 +209,7 @@ func TestNotLeaked(t *testing.T) {
 	bg := context.Background()
 	quiet := func(t *testing.T, name string) {
 		t.Helper()
-		collectFor(t, 700*time.Millisecond, "reported", func() bool { return len(e.log.leaks(name)) > 0 || e.leakedEnds(name) > 0 })
+		collectFor(t, redistest.Short(700*time.Millisecond, 400*time.Millisecond), "reported", func() bool { return len(e.log.leaks(name)) > 0 || e.leakedEnds(name) > 0 })
 		if ttl, err := reentrant.New(e.rc, name, nil).TTL(bg); err != nil || ttl < 150*time.Millisecond {
 			t.Fatalf("TTL %v (%v): not renewed", ttl, err)
 		}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/latch"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // latchResult is scenario (l): many goroutines on a few clients awaiting
@@ -116,7 +116,7 @@ func (e *env) latchRound(counter *latch.Latch, awaiters []*latch.Latch, clients 
 			return err
 		})
 	}()
-	channel := pubsub.LatchPrefix + "{" + counter.Name() + "}"
+	channel := layout.LatchChannel(counter.Name())
 	if err := e.parked(ctx, channel, clients, n, before); err != nil {
 		return nil, err
 	}

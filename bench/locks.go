@@ -85,7 +85,7 @@ var quiet = slog.New(slog.DiscardHandler)
 func relockInner(more ...string) map[string]bool {
 	return set(append([]string{"del", "exists", "hdel", "hexists", "hget", "hincrby", "hkeys", "hlen", "hset",
 		"incr", "lindex", "lpop", "lpos", "lrange", "lrem", "pexpire", "pttl", "rpush", "set", "time",
-		"zadd", "zincrby", "zrange", "zrem", "zscore", "publish", "spublish"}, more...)...)
+		"zadd", "zincrby", "zrange", "zrangebyscore", "zrem", "zremrangebyscore", "zscore", "publish", "spublish"}, more...)...)
 }
 
 func kinds() []kind {

@@ -14,13 +14,15 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/testing/blackhole"
 	"github.com/relock-go/relock/reentrant"
 )
 
 // overshootResult is scenario (o): how far past its context's deadline
 // each blocking call of relock's primitives returns when Redis hangs.
-// The clients talk to the server through proxies (proxy.go) that, once
-// cut, accept connections and answer nothing.
+// The clients talk to the server through proxies
+// (internal/testing/blackhole) that, once cut, accept connections and
+// answer nothing.
 type overshootResult struct {
 	DeadlineMs int            `json:"deadline_ms"`
 	Runs       int            `json:"runs_per_call"`
@@ -160,7 +162,7 @@ func (e *env) runOvershoot() (overshootResult, error) {
 // An outage is scenario (o)'s fixture: the proxies in front of the
 // server, and every client made through them.
 type outage struct {
-	proxies []*proxy
+	proxies []*blackhole.Proxy
 	rdbs    []*redis.Client
 	rcs     []*relock.Client
 }
@@ -177,7 +179,7 @@ func (o *outage) setUp(ctx context.Context, addr, base string, rows []overshootR
 		nodes = max(nodes, p.nodes)
 	}
 	for range nodes {
-		px, err := startProxy(addr)
+		px, err := blackhole.Start(addr)
 		if err != nil {
 			return nil, err
 		}
@@ -194,14 +196,14 @@ func (o *outage) setUp(ctx context.Context, addr, base string, rows []overshootR
 // cut black-holes every proxy.
 func (o *outage) cut() {
 	for _, p := range o.proxies {
-		p.blackhole()
+		p.Blackhole()
 	}
 }
 
 // client returns a new relock.Client over a go-redis client with default
 // options, through proxy i.
 func (o *outage) client(i int) (*relock.Client, error) {
-	rdb := redis.NewClient(&redis.Options{Addr: o.proxies[i].addr()})
+	rdb := redis.NewClient(&redis.Options{Addr: o.proxies[i].Addr()})
 	rc, err := relock.New(rdb, &relock.Options{WatchdogTimeout: overshootLease, Logger: quiet})
 	if err != nil {
 		rdb.Close()
@@ -347,7 +349,7 @@ func (o *outage) stop() (longest time.Duration, late int) {
 	stopProxies := func() {
 		once.Do(func() {
 			for _, p := range o.proxies {
-				p.stop()
+				p.Close()
 			}
 		})
 	}

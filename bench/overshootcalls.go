@@ -66,19 +66,13 @@ var overshootPrimitives = []overshootPrimitive{
 	}},
 	{name: "multilock", calls: []overshootCall{
 		{name: "Lock", prepare: func(_ context.Context, rcs []*relock.Client, name string) (timedCall, error) {
-			ml, err := multilock.New(reentrant.New(rcs[0], name+":reentrant", nil), fair.New(rcs[0], name+":fair", nil))
-			if err != nil {
-				return nil, err
-			}
+			ml := multilock.New(reentrant.New(rcs[0], name+":reentrant", nil), fair.New(rcs[0], name+":fair", nil))
 			return lockCall(ml), nil
 		}},
 	}},
 	{name: "redlock", nodes: 3, calls: []overshootCall{
 		{name: "Lock", prepare: func(_ context.Context, rcs []*relock.Client, name string) (timedCall, error) {
-			rl, err := redlock.New(name, rcs, nil)
-			if err != nil {
-				return nil, err
-			}
+			rl := redlock.New(name, rcs, nil)
 			return lockCall(rl), nil
 		}},
 	}},

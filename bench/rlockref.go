@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock/internal/layout"
 )
 
 // Scenarios (a) and (c) run one reference kind beside the libraries, which
@@ -68,9 +70,8 @@ redis.call('publish', KEYS[2], '0')
 return 1`)
 )
 
-// rlockRefChannel is name's release channel in Redisson's layout; the
-// benchmark's names hold no hash tag.
-func rlockRefChannel(name string) string { return "redisson_lock__channel:{" + name + "}" }
+// rlockRefChannel is name's release channel in Redisson's layout.
+func rlockRefChannel(name string) string { return layout.LockChannel(name) }
 
 // rlockRef is one client of the reference: a go-redis client, and one
 // subscription connection for the channels of the locks its callers wait

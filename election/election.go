@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/fair"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/fairlock"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -27,7 +28,7 @@ type Options struct {
 	// WaitTimeout is how long a queued candidate may go without retrying
 	// before others may drop it from the queue (its process is presumed
 	// dead): the fair lock's fair.Options.WaitTimeout. Default
-	// fair.DefaultWaitTimeout.
+	// fair.DefaultWaitTimeout, five minutes.
 	WaitTimeout time.Duration
 }
 
@@ -44,8 +45,8 @@ type Election struct {
 	rc   *relock.Client
 	c    *core.Client
 	name string
-	mu   *fair.Mutex
-	err  error // bad input found by New, returned by every method
+	mu   fairlock.Mutex // the candidates' queue: Redisson's fair lock
+	err  error          // bad input found by New, returned by every method
 	// keys: the lock, the leader hash, the term counter, the channel,
 	// the change log.
 	keys []string
@@ -97,14 +98,14 @@ func New(rc *relock.Client, name string, opts *Options) *Election {
 			e.err = fmt.Errorf("election: %w", err)
 		}
 	}
-	lock := core.Prefix("relock_election", name)
-	e.mu = fair.New(rc, lock, &fair.Options{WaitTimeout: o.WaitTimeout})
+	lock := layout.ElectionLock(name)
+	e.mu.Init(rc, lock, 0, o.WaitTimeout)
 	e.keys = []string{
 		lock,
-		core.Prefix("relock_election_leader", name),
-		core.Prefix("relock_election_term", name),
-		core.Prefix("relock_election_channel", name),
-		core.Prefix("relock_election_log", name),
+		layout.ElectionLeader(name),
+		layout.ElectionTerm(name),
+		layout.ElectionChannel(name),
+		layout.ElectionLog(name),
 	}
 	return e
 }
@@ -188,7 +189,7 @@ func (e *Election) campaign(ctx context.Context, value string, wait time.Duratio
 	field := e.c.Field(owner)
 	opctx, cancel := e.c.OpContext(lctx)
 	defer cancel()
-	reply, err := core.Eval(opctx, e.c.Redis, scripts.ElectionElect, e.keys, field, value, e.c.PublishArg)
+	reply, err := core.Eval(opctx, e.c.Redis, scripts.ElectionElect(), e.keys, field, value, e.c.PublishArg())
 	term, ok := reply.(int64)
 	if err != nil || !ok {
 		_ = e.mu.Unlock(lctx)
@@ -231,7 +232,7 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 	}
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
-	n, err := core.Eval(opctx, e.c.Redis, scripts.ElectionProclaim, []string{e.keys[0], e.keys[1], e.keys[3], e.keys[4]}, lead.field, value, e.c.PublishArg)
+	n, err := core.Eval(opctx, e.c.Redis, scripts.ElectionProclaim(), []string{e.keys[0], e.keys[1], e.keys[3], e.keys[4]}, lead.field, value, e.c.PublishArg())
 	switch {
 	case err != nil:
 		return fmt.Errorf("election: proclaim %q: %w", e.name, err)
@@ -258,7 +259,7 @@ func (e *Election) resign(ctx context.Context, lead *leadership) error {
 	lead.resigned.Store(true)
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
-	_, err := core.Eval(opctx, e.c.Redis, scripts.ElectionResign, []string{e.keys[1], e.keys[3]}, lead.field, e.c.PublishArg)
+	_, err := core.Eval(opctx, e.c.Redis, scripts.ElectionResign(), []string{e.keys[1], e.keys[3]}, lead.field, e.c.PublishArg())
 	// The lock's owner is the leadership's; the time is the caller's.
 	uctx := lead.ctx
 	if d, ok := ctx.Deadline(); ok {
@@ -298,7 +299,7 @@ func (e *Election) ended(lead *leadership) {
 // (none was elected, the last one resigned, or its lease ran out and no
 // successor is elected yet).
 func (e *Election) Leader(ctx context.Context) (Leader, error) {
-	if err := e.check(); err != nil {
+	if err := e.check(ctx); err != nil {
 		return Leader{}, err
 	}
 	l, ok, err := e.read(ctx)
@@ -312,18 +313,18 @@ func (e *Election) Leader(ctx context.Context) (Leader, error) {
 }
 
 // check returns the Election's input error or relock.ErrClosed.
-func (e *Election) check() error {
+func (e *Election) check(ctx context.Context) error {
 	if e.err != nil {
 		return e.err
 	}
-	return e.c.Check()
+	return e.c.Check(ctx)
 }
 
 // read reads the leader in one script call.
 func (e *Election) read(ctx context.Context) (Leader, bool, error) {
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
-	reply, err := core.Eval(opctx, e.c.Redis, scripts.ElectionLeader, e.keys[:2])
+	reply, err := core.Eval(opctx, e.c.Redis, scripts.ElectionLeader(), e.keys[:2])
 	if err != nil || reply == nil {
 		return Leader{}, false, err
 	}

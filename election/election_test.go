@@ -10,7 +10,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/election"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // TestOneLeaderAtATime: five candidates on five Clients campaign over

@@ -31,12 +31,14 @@ const observeRetry = time.Second
 // while its subscription was reconnecting. The log keeps the last 1000
 // changes: an observer further behind than that skips the oldest.
 func (e *Election) Observe(ctx context.Context) (<-chan Leader, error) {
-	if err := e.check(); err != nil {
+	if err := e.check(ctx); err != nil {
 		return nil, err
 	}
 	// Subscribed before the first read: a change after that read is
 	// announced to this subscription.
-	sub, err := e.c.Hub.Subscribe(ctx, e.keys[3])
+	// Every announcement is a term, never "0": each wakes every
+	// observer.
+	sub, err := e.c.Hub().Subscribe(ctx, e.keys[3], pubsub.WakeOne)
 	if errors.Is(err, pubsub.ErrClosed) {
 		err = relock.ErrClosed
 	}
@@ -69,7 +71,7 @@ func (e *Election) observe(ctx context.Context, sub *pubsub.Subscription, out ch
 			case out <- l:
 			case <-ctx.Done():
 				return
-			case <-e.c.Hub.Done():
+			case <-e.c.Hub().Done():
 				return
 			}
 		}
@@ -84,7 +86,7 @@ func (e *Election) observe(ctx context.Context, sub *pubsub.Subscription, out ch
 func (e *Election) unseen(ctx context.Context, last string) ([]Leader, string, error) {
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
-	reply, err := core.Eval(opctx, e.c.Redis, scripts.ElectionObserve, []string{e.keys[0], e.keys[1], e.keys[4]}, last)
+	reply, err := core.Eval(opctx, e.c.Redis, scripts.ElectionObserve(), []string{e.keys[0], e.keys[1], e.keys[4]}, last)
 	if err != nil {
 		return nil, last, err
 	}
@@ -150,7 +152,7 @@ func (e *Election) sleep(ctx context.Context, sub *pubsub.Subscription, retry bo
 	case <-again:
 	case <-ctx.Done():
 		return false
-	case <-e.c.Hub.Done():
+	case <-e.c.Hub().Done():
 		return false
 	}
 	return true

@@ -13,8 +13,8 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
-	"github.com/relock-go/relock/internal/locktest"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/locktest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // runChild is a child process's whole life: print the client ID, then
@@ -52,7 +52,7 @@ func TestDeadWaiterDropped(t *testing.T) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	queue, _ := queueKeys(name)
-	const wait = time.Second
+	wait := redistest.Short(time.Second, 500*time.Millisecond)
 	opts := &fair.Options{WaitTimeout: wait}
 
 	// A short watchdog lease keeps the waiters' initial deadlines (the

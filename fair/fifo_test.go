@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/relock-go/relock/fair"
-	"github.com/relock-go/relock/internal/locktest"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/locktest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // queueKeys returns the queue list and timeout set of lock name.

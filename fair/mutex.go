@@ -2,18 +2,15 @@ package fair
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/core"
-	"github.com/relock-go/relock/internal/hashlock"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/fairlock"
 )
 
 // DefaultWaitTimeout is how long a queued waiter may stay silent before
 // it is dropped from the queue, Redisson's threadWaitTime.
-const DefaultWaitTimeout = 5 * time.Minute
+const DefaultWaitTimeout = fairlock.DefaultWaitTimeout
 
 // Options configure a Mutex. A nil *Options and zero fields mean the
 // defaults documented on each field.
@@ -36,26 +33,8 @@ type Options struct {
 // use; any number of Mutex values may name the same lock. Create one with
 // New.
 type Mutex struct {
-	l hashlock.Lock
-	// keys are every script's KEYS: the lock hash, the queue
-	// (redisson_lock_queue:{<name>}), the timeout set
-	// (redisson_lock_timeout:{<name>}) and the waiters' channel prefix
-	// (redisson_lock__channel:{<name>}); boxed holds them boxed for the
-	// calls. Arrays, so that a Mutex is one allocation and its names.
-	keys                    [4]string
-	boxed                   [4]any
-	acquireCall, unlockCall core.Call
-	waitArg                 any // the wait timeout in ms, a script argument
-	// clientChannel: "<channel prefix>:<client id>", where the client's
-	// waiters are handed the lock (Channel).
-	clientChannel string
+	m fairlock.Mutex
 }
-
-// ops are a Mutex's hashlock.Ops (scripts.go).
-type ops Mutex
-
-// defaultWaitArg is DefaultWaitTimeout as a script argument, boxed once.
-var defaultWaitArg any = core.Millis(DefaultWaitTimeout)
 
 var _ relock.Locker = (*Mutex)(nil)
 
@@ -67,41 +46,16 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	if opts != nil {
 		o = *opts
 	}
-	m := &Mutex{waitArg: defaultWaitArg}
-	m.l.Init("fair", rc, name, o.Lease)
-	switch {
-	case o.WaitTimeout == 0:
-		o.WaitTimeout = DefaultWaitTimeout
-	case o.WaitTimeout < time.Millisecond && m.l.Err == nil:
-		m.l.Err = fmt.Errorf("fair: wait timeout %v: %w", o.WaitTimeout, relock.ErrInvalidArgument)
-	}
-	if o.WaitTimeout != DefaultWaitTimeout {
-		m.waitArg = core.Millis(o.WaitTimeout)
-	}
-	channels := core.Prefix("redisson_lock__channel", name)
-	if m.l.C != nil {
-		m.clientChannel = channels + ":" + m.l.C.ID
-	}
-	m.keys = [4]string{
-		name,
-		core.Prefix("redisson_lock_queue", name),
-		core.Prefix("redisson_lock_timeout", name),
-		channels,
-	}
-	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
-	m.acquireCall.Bind(scripts.FairAcquire, m.keys[:], boxed)
-	m.unlockCall.Bind(scripts.FairUnlock, m.keys[:], boxed)
-	m.l.MaxSleep = o.WaitTimeout / 2
-	m.l.Ops = (*ops)(m)
-	m.l.Grants = true
+	m := new(Mutex)
+	m.m.Init(rc, name, o.Lease, o.WaitTimeout)
 	return m
 }
 
 // Name returns the lock's name, which is its Redis key.
-func (m *Mutex) Name() string { return m.l.Name }
+func (m *Mutex) Name() string { return m.m.Name() }
 
 // Client returns the client the lock was built on.
-func (m *Mutex) Client() *relock.Client { return m.l.Client }
+func (m *Mutex) Client() *relock.Client { return m.m.Client() }
 
 // Lock waits in the queue until ctx's owner holds the lock, or ctx ends.
 // When ctx carries no owner a fresh one is created; when its owner holds
@@ -115,17 +69,14 @@ func (m *Mutex) Client() *relock.Client { return m.l.Client }
 // If ctx ends first, Lock leaves the queue and returns an error matching
 // both relock.ErrNotAcquired and ctx.Err().
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
-	return m.l.Lock(ctx, -1)
+	return m.m.Lock(ctx)
 }
 
 // TryLock is Lock waiting at most wait. With wait 0 it takes the lock
 // only if it is free and nobody is queued, and never joins the queue. It
 // returns an error matching relock.ErrNotAcquired when it gives up.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("fair: negative wait %v: %w", wait, relock.ErrInvalidArgument)
-	}
-	return m.l.Lock(ctx, wait)
+	return m.m.TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of ctx's owner. The last hold deletes the lock
@@ -135,7 +86,7 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 // in the background, and the lease bounds what that cannot do. It
 // returns an error matching relock.ErrNotHeld, and changes nothing, when
 // ctx's owner holds no hold.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
+func (m *Mutex) Unlock(ctx context.Context) error { return m.m.Unlock(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the queue head.
 // It reports whether there was a lock to delete. Its holders' lock contexts
@@ -146,18 +97,18 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // A holder whose notice is lost (its subscription connection was down)
 // learns at its next renewal, or when its fixed lease ends; Redisson's
 // holders, at their next renewal.
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.m.ForceUnlock(ctx) }
 
 // IsLocked reports whether anyone holds the lock.
-func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.m.IsLocked(ctx) }
 
 // IsHeld reports whether ctx's owner holds the lock, as Redis sees it.
-func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.l.IsHeld(ctx) }
+func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.m.IsHeld(ctx) }
 
 // HoldCount returns how many holds ctx's owner has on the lock, as Redis
 // counts them.
-func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.l.HoldCount(ctx) }
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.m.HoldCount(ctx) }
 
 // TTL returns the time left on the lock's lease: 0 when the lock is not
 // held, -1 when it is held without expiry.
-func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.l.TTL(ctx) }
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.m.TTL(ctx) }

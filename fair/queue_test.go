@@ -10,8 +10,8 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
-	"github.com/relock-go/relock/internal/locktest"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/locktest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // serverMillis is the Redis server's clock in epoch ms.

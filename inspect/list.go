@@ -15,6 +15,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/derive"
+	"github.com/relock-go/relock/internal/layout"
 )
 
 // ScanCount is the COUNT hint of each SCAN call List makes: about how
@@ -138,7 +139,7 @@ func records(ctx context.Context, node redis.Cmdable, keys []string) ([]string, 
 	var probes []probe
 	pipe := node.Pipeline()
 	for _, k := range keys {
-		if companion(k) {
+		if layout.LockCompanion(k) {
 			continue
 		}
 		probes = append(probes, probe{k, pipe.Type(ctx, k), pipe.HScan(ctx, k, 0, "", sampled)})
@@ -168,21 +169,6 @@ func records(ctx context.Context, node redis.Cmdable, keys []string) ([]string, 
 		}
 	}
 	return names, nil
-}
-
-// companion reports a key that a lock derives from its name and that is
-// never its record: Redisson's and relock's prefixed keys, and a read
-// hold's key.
-func companion(key string) bool {
-	for _, p := range []string{
-		"redisson_lock_queue:", "redisson_lock_timeout:", "relock_lock_waiters:",
-		"redisson_lock_token:", "redisson_unlock_latch:",
-	} {
-		if strings.HasPrefix(key, p) {
-			return true
-		}
-	}
-	return strings.Contains(key, ":rwlock_timeout:")
 }
 
 // lockFields reports whether a hash's fields (flat, field then value)

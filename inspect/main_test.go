@@ -11,7 +11,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/inspect"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // srv is the redis-server shared by the package's tests; each test uses

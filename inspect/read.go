@@ -15,6 +15,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/derive"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -39,15 +40,17 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 	}
 	keys := []string{
 		name,
-		core.Prefix("redisson_lock_queue", name),
-		core.Prefix("redisson_lock_timeout", name),
-		core.Prefix("relock_lock_waiters", name),
-		core.Prefix("redisson_lock_token", name),
-		core.Suffix(name, ""),
+		layout.FairQueue(name),
+		layout.FairTimeouts(name),
+		layout.LockWaiters(name),
+		layout.LockToken(name),
+		// inspect_read.lua wants the read holds' prefix with the colon
+		// that follows it.
+		layout.ReadTimeoutsPrefix(name) + ":",
 	}
 	rdb, done := derive.Deadlines(rdb)
 	defer done()
-	reply, err := core.Eval(ctx, rdb, scripts.InspectRead, keys, MaxReadLeases)
+	reply, err := core.Eval(ctx, rdb, scripts.InspectRead(), keys, MaxReadLeases)
 	if err != nil {
 		return nil, fmt.Errorf("inspect: reading %q: %w", name, err)
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
 	"github.com/relock-go/relock/inspect"
-	"github.com/relock-go/relock/internal/locktest"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/locktest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/rwlock"
 )

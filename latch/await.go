@@ -10,6 +10,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/wait"
+	"github.com/relock-go/relock/pubsub"
 )
 
 // Await waits until the latch is open: its count reached zero, was
@@ -37,22 +38,22 @@ func (l *Latch) TryAwait(ctx context.Context, wait time.Duration) (bool, error) 
 // subscription to the channel is in place before the look at the count
 // that decides to sleep, so the message of any CountDown or Delete after
 // that look reaches it. Every message on a latch's channel wakes every
-// waiter with the message (pubsub.WakeAll): "0" says the latch opened,
+// waiter with the message (see package pubsub): "0" says the latch opened,
 // and the waiter returns without a read; any other message is ambiguous
 // (Redisson's "1" is both a new count and a Delete), and the client's
 // waiters read the count once for all of them (see view). Nothing is
 // acquired, so there is nothing to give up.
 func (l *Latch) await(ctx context.Context, bound time.Duration) (bool, error) {
-	if err := l.check(); err != nil {
+	if err := l.check(ctx); err != nil {
 		return false, err
 	}
 	v, since := enter(l.c, l.name)
 	defer v.leave()
 	err := wait.Acquire(ctx, wait.Spec{
-		Hub:      l.c.Hub,
+		Hub:      l.c.Hub(),
 		Channel:  l.channel,
-		Acquirer: &awaiter{l: l, ctx: ctx, v: v, since: since, once: bound == 0},
-		Handoffs: true,
+		Wake:     pubsub.WakeAll,
+		Acquirer: &awaiter{l: l, v: v, since: since, once: bound == 0},
 		Wait:     bound,
 		Done:     l.c.StartAcquire(ctx, "latch", l.name),
 	})
@@ -70,7 +71,6 @@ func (l *Latch) await(ctx context.Context, bound time.Duration) (bool, error) {
 // An awaiter is one wait on a latch, as internal/wait's loop drives it.
 type awaiter struct {
 	l     *Latch
-	ctx   context.Context
 	v     *view
 	since uint64 // the view's reads begun before this wait began
 	once  bool   // TryAwait(0): one look, which must read
@@ -79,13 +79,13 @@ type awaiter struct {
 // Attempt looks at the count, through the client's view of the latch:
 // the latch is "acquired" when it is open. A closed latch has no time
 // limit: only a message ends the sleep.
-func (a *awaiter) Attempt(listening bool) (wait.Outcome, error) {
+func (a *awaiter) Attempt(ctx context.Context, listening bool) (wait.Outcome, error) {
 	var open bool
 	var err error
 	if a.once {
-		open, err = a.l.isOpen(a.ctx)
+		open, err = a.l.isOpen(ctx)
 	} else {
-		open, err = a.v.look(a.ctx, a.l, a.since, listening)
+		open, err = a.v.look(ctx, a.l, a.since, listening)
 	}
 	return wait.Outcome{Acquired: err == nil && open, TTL: -1}, err
 }
@@ -94,10 +94,9 @@ func (a *awaiter) Attempt(listening bool) (wait.Outcome, error) {
 // opened the latch after the waiter began listening, which is what it
 // waited for, whatever happened to the count since. Any other message
 // leaves the waiter to look again.
-func (a *awaiter) Handoff(note string) (bool, error) { return note == opened, nil }
-
-// GiveUp is never called: a wait leaves nothing to undo.
-func (a *awaiter) GiveUp() error { return nil }
+func (a *awaiter) Handoff(_ context.Context, note string) (bool, error) {
+	return note == opened, nil
+}
 
 // isOpen reads the count: the latch is open when there is none.
 func (l *Latch) isOpen(ctx context.Context) (bool, error) {
@@ -197,7 +196,7 @@ func (v *view) look(ctx context.Context, l *Latch, since uint64, listening bool)
 		// While the subscription is being made again, messages may be
 		// lost, and the reconnection will wake every waiter: the
 		// answer is not kept.
-		if s, live := l.c.Hub.Wakes(l.channel); live {
+		if s, live := l.c.Hub().Wakes(l.channel); live {
 			stamp = s
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
-	"github.com/relock-go/relock/pubsub"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -45,8 +45,8 @@ type Latch struct {
 // Latch.
 func New(rc *relock.Client, name string, opts *Options) *Latch {
 	// Redisson wraps the whole name in braces, even one with a hash tag
-	// of its own (core.Prefix would not).
-	l := &Latch{c: core.Of(rc), name: name, channel: pubsub.LatchPrefix + "{" + name + "}"}
+	// of its own (layout.LatchChannel).
+	l := &Latch{c: core.Of(rc), name: name, channel: layout.LatchChannel(name)}
 	if l.c == nil {
 		l.err = fmt.Errorf("latch: nil client: %w", relock.ErrInvalidArgument)
 		return l
@@ -70,11 +70,11 @@ func New(rc *relock.Client, name string, opts *Options) *Latch {
 func (l *Latch) Name() string { return l.name }
 
 // check returns the latch's input error or relock.ErrClosed.
-func (l *Latch) check() error {
+func (l *Latch) check(ctx context.Context) error {
 	if l.err != nil {
 		return l.err
 	}
-	return l.c.Check()
+	return l.c.Check(ctx)
 }
 
 func (l *Latch) errorf(op string, err error) error {
@@ -89,7 +89,7 @@ func (l *Latch) errorf(op string, err error) error {
 // command of its own after the script (see the package documentation);
 // if it fails, TrySetCount reports true with the error, as Delete does.
 func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
-	if err := l.check(); err != nil {
+	if err := l.check(ctx); err != nil {
 		return false, err
 	}
 	switch {
@@ -98,7 +98,7 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	case !core.CountOK(n):
 		return false, fmt.Errorf("latch: count %d of %q is above relock.MaxCount: %w", n, l.name, relock.ErrInvalidArgument)
 	}
-	return l.run(ctx, "set count", scripts.LatchTrySetCount, newCount, n, l.c.PublishArg)
+	return l.run(ctx, "set count", scripts.LatchTrySetCount(), newCount, n, l.c.PublishArg())
 }
 
 // CountDown takes one off the latch's count. The CountDown that reaches
@@ -108,25 +108,25 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 // An error leaves it unknown whether the count went down: a CountDown is
 // not retried, as it must not count twice.
 func (l *Latch) CountDown(ctx context.Context) error {
-	if err := l.check(); err != nil {
+	if err := l.check(ctx); err != nil {
 		return err
 	}
-	_, err := l.run(ctx, "count down", scripts.LatchCountDown, opened, l.c.PublishArg)
+	_, err := l.run(ctx, "count down", scripts.LatchCountDown(), opened, l.c.PublishArg())
 	return err
 }
 
 // Delete deletes the latch's count, whatever it is, which opens the
 // latch and wakes its waiters. It reports whether there was a count.
 func (l *Latch) Delete(ctx context.Context) (bool, error) {
-	if err := l.check(); err != nil {
+	if err := l.check(ctx); err != nil {
 		return false, err
 	}
-	return l.run(ctx, "delete", scripts.LatchDelete, newCount, l.c.PublishArg)
+	return l.run(ctx, "delete", scripts.LatchDelete(), newCount, l.c.PublishArg())
 }
 
 // Count returns the latch's count: 0 when it is open.
 func (l *Latch) Count(ctx context.Context) (int64, error) {
-	if err := l.check(); err != nil {
+	if err := l.check(ctx); err != nil {
 		return 0, err
 	}
 	n, err := l.count(ctx)
@@ -151,7 +151,7 @@ func (l *Latch) count(ctx context.Context) (int64, error) {
 // The separate publish may be resent: a message twice only has the
 // waiters read the count twice.
 func (l *Latch) run(ctx context.Context, op string, s *redis.Script, message string, args ...any) (bool, error) {
-	end, err := l.c.Begin()
+	end, err := l.c.Begin(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -164,7 +164,7 @@ func (l *Latch) run(ctx context.Context, op string, s *redis.Script, message str
 		return false, nil
 	}
 	if l.separate {
-		if err := l.c.Redis.Do(ctx, l.c.Publish, l.channel, message).Err(); err != nil {
+		if err := l.c.Redis.Do(ctx, l.c.Publish(), l.channel, message).Err(); err != nil {
 			return true, l.errorf(op, fmt.Errorf("done, but announcing it on %s failed: %w", l.channel, err))
 		}
 	}

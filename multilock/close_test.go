@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/multilock"
 	"github.com/relock-go/relock/reentrant"
 )
@@ -29,10 +29,7 @@ func TestCloseEndsWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hold.Unlock(hctx)
-	ml, err := multilock.New(reentrant.New(rc, base+":a", nil), reentrant.New(rc, base+":b", nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	ml := multilock.New(reentrant.New(rc, base+":a", nil), reentrant.New(rc, base+":b", nil))
 	errc := make(chan error, 1)
 	go func() {
 		_, err := ml.Lock(bg)

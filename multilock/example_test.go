@@ -31,13 +31,10 @@ func Example() {
 	}
 	defer rcB.Close()
 
-	ml, err := multilock.New(
+	ml := multilock.New(
 		reentrant.New(rcB, "stock:berlin", nil),
 		reentrant.New(rcA, "stock:amsterdam", nil),
 	)
-	if err != nil {
-		log.Fatal(err)
-	}
 	ctx, err := ml.Lock(context.Background())
 	if err != nil {
 		log.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // servers are three independent redis-servers shared by the package's

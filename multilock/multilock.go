@@ -14,12 +14,17 @@ import (
 	"github.com/relock-go/relock/internal/core"
 )
 
-// A MultiLock holds all of its member locks or none. It is safe for
-// concurrent use. Create one with New.
+// A MultiLock holds all of its member locks or none. It is cheap to
+// create, does no I/O until used, and is safe for concurrent use. Create
+// one with New.
 type MultiLock struct {
 	members []relock.Locker // canonical order
 	name    string
+	err     error // bad input found by New, returned by every method
 
+	// mu guards holds and the holds in it. It comes before core's locks
+	// (internal/core's package doc) and is never held across a call into
+	// core or a member.
 	mu    sync.Mutex
 	holds map[int64]*hold // by owner
 }
@@ -38,12 +43,21 @@ type clientOf interface {
 	Client() *relock.Client
 }
 
-// New returns a MultiLock over lockers. It fails with an error matching
-// relock.ErrInvalidArgument when there are none, one is nil, or two name
-// the same lock on the same server (it would wait for itself).
-func New(lockers ...relock.Locker) (*MultiLock, error) {
+// New returns a MultiLock over lockers. Bad input (no lockers, a nil
+// one, or two naming the same lock on the same server, which would wait
+// for itself) is not reported here but by every method of the returned
+// MultiLock, as an error matching relock.ErrInvalidArgument.
+func New(lockers ...relock.Locker) *MultiLock {
+	ml := &MultiLock{holds: make(map[int64]*hold)}
+	ml.err = ml.init(lockers)
+	return ml
+}
+
+// init validates lockers and sets them up as ml's members, in canonical
+// order.
+func (ml *MultiLock) init(lockers []relock.Locker) error {
 	if len(lockers) == 0 {
-		return nil, fmt.Errorf("multilock: no locks: %w", relock.ErrInvalidArgument)
+		return fmt.Errorf("multilock: no locks: %w", relock.ErrInvalidArgument)
 	}
 	type member struct {
 		l            relock.Locker
@@ -52,24 +66,23 @@ func New(lockers ...relock.Locker) (*MultiLock, error) {
 	ms := make([]member, len(lockers))
 	for i, l := range lockers {
 		if core.IsNil(l) {
-			return nil, fmt.Errorf("multilock: lock %d is nil: %w", i, relock.ErrInvalidArgument)
+			return fmt.Errorf("multilock: lock %d is nil: %w", i, relock.ErrInvalidArgument)
 		}
 		ms[i] = member{l: l, name: l.Name(), server: serverOf(l)}
 	}
 	slices.SortFunc(ms, func(a, b member) int {
 		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.server, b.server))
 	})
-	ml := &MultiLock{holds: make(map[int64]*hold)}
 	names := make([]string, len(ms))
 	for i, m := range ms {
 		if i > 0 && m.name == ms[i-1].name && m.server == ms[i-1].server {
-			return nil, fmt.Errorf("multilock: lock %q appears twice: %w", m.name, relock.ErrInvalidArgument)
+			return fmt.Errorf("multilock: lock %q appears twice: %w", m.name, relock.ErrInvalidArgument)
 		}
 		ml.members = append(ml.members, m.l)
 		names[i] = m.name
 	}
 	ml.name = strings.Join(names, ",")
-	return ml, nil
+	return nil
 }
 
 // serverOf names the Redis deployment of l's client, or "" when l does not
@@ -83,7 +96,8 @@ func serverOf(l relock.Locker) string {
 	return ""
 }
 
-// Name returns the members' names in canonical order, joined by commas.
+// Name returns the members' names in canonical order, joined by commas
+// ("" for a MultiLock made with bad input).
 func (ml *MultiLock) Name() string { return ml.name }
 
 // Lock takes every member, in canonical order, for ctx's owner (a new one
@@ -100,6 +114,9 @@ func (ml *MultiLock) Lock(ctx context.Context) (context.Context, error) {
 // TryLock is Lock with one wait budget for all members: each member may
 // wait what is left of wait (0: one attempt each).
 func (ml *MultiLock) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	if ml.err != nil {
+		return nil, ml.err
+	}
 	if wait < 0 {
 		return nil, fmt.Errorf("multilock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
 	}
@@ -107,6 +124,9 @@ func (ml *MultiLock) TryLock(ctx context.Context, wait time.Duration) (context.C
 }
 
 func (ml *MultiLock) lock(ctx context.Context, bound time.Duration) (lctx context.Context, err error) {
+	if ml.err != nil {
+		return nil, ml.err
+	}
 	// The first member's client, if it is one of relock's locks, tells
 	// its Observer of the MultiLock's acquires; each member reports its
 	// own too.
@@ -180,6 +200,9 @@ func (ml *MultiLock) memberEnded(owner int64, h *hold, cause error) {
 // relock.ErrNotHeld when ctx's owner held none). It uses each member's
 // Unlock, which runs even when ctx is done.
 func (ml *MultiLock) Unlock(ctx context.Context) error {
+	if ml.err != nil {
+		return ml.err
+	}
 	owner, ok := core.OwnerFrom(ctx)
 	if !ok {
 		return fmt.Errorf("multilock: unlock %q: %w", ml.name, relock.ErrNoOwner)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/multilock"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/rwlock"
@@ -22,14 +22,11 @@ import (
 // base:a, base:b, base:c, built on rcs.
 func members(t *testing.T, rcs [3]*relock.Client, base string) *multilock.MultiLock {
 	t.Helper()
-	ml, err := multilock.New(
+	ml := multilock.New(
 		rwlock.New(rcs[2], base+":c", nil).Reader(),
 		reentrant.New(rcs[0], base+":a", nil),
 		fair.New(rcs[1], base+":b", nil),
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
 	return ml
 }
 
@@ -147,12 +144,13 @@ func TestCancelledReleasesTaken(t *testing.T) {
 }
 
 // TestNoDeadlock: two MultiLocks over {a,b} and {b,a}, 8 goroutines each,
-// locking in a loop for 3s: every goroutine makes progress.
+// locking in a loop for 3s (1s under -short): every goroutine makes
+// progress.
 func TestNoDeadlock(t *testing.T) {
 	base := redistest.Key(t)
 	const perSide = 8
 	var progress [2 * perSide]atomic.Int64
-	stop := time.Now().Add(3 * time.Second)
+	stop := time.Now().Add(redistest.Short(3*time.Second, time.Second))
 	var wg sync.WaitGroup
 	for g := range 2 * perSide {
 		rcs := newClients(t, nil)
@@ -162,10 +160,7 @@ func TestNoDeadlock(t *testing.T) {
 		if g%2 == 1 {
 			order = []relock.Locker{b, a}
 		}
-		ml, err := multilock.New(order...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ml := multilock.New(order...)
 		wg.Go(func() {
 			for time.Now().Before(stop) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -265,7 +260,8 @@ func TestMemberLossCancels(t *testing.T) {
 	}
 }
 
-// TestBadInput: New refuses no members, nil members and a lock twice.
+// TestBadInput: a MultiLock of no members, nil members or a lock twice
+// refuses every call.
 func TestBadInput(t *testing.T) {
 	rcs := newClients(t, nil)
 	a := reentrant.New(rcs[0], "a", nil)
@@ -276,18 +272,27 @@ func TestBadInput(t *testing.T) {
 		"same lock twice":          {a, reentrant.New(rcs[0], "a", nil)},
 		"both sides of one rwlock": {rwlock.New(rcs[0], "rw", nil).Reader(), rwlock.New(rcs[0], "rw", nil).Writer()},
 	} {
-		if ml, err := multilock.New(lockers...); !errors.Is(err, relock.ErrInvalidArgument) || ml != nil {
-			t.Errorf("%s: New = %v, %v; want ErrInvalidArgument", what, ml, err)
+		ml := multilock.New(lockers...)
+		if _, err := ml.Lock(context.Background()); !errors.Is(err, relock.ErrInvalidArgument) {
+			t.Errorf("%s: Lock = %v; want ErrInvalidArgument", what, err)
+		}
+		if _, err := ml.TryLock(context.Background(), 0); !errors.Is(err, relock.ErrInvalidArgument) {
+			t.Errorf("%s: TryLock = %v; want ErrInvalidArgument", what, err)
+		}
+		if err := ml.Unlock(relock.WithNewOwner(context.Background())); !errors.Is(err, relock.ErrInvalidArgument) {
+			t.Errorf("%s: Unlock = %v; want ErrInvalidArgument", what, err)
 		}
 	}
 	// The same name on two servers is two locks.
-	if _, err := multilock.New(a, reentrant.New(rcs[1], "a", nil)); err != nil {
-		t.Errorf("same name on two servers: %v", err)
-	}
-	ml, err := multilock.New(a)
+	two := multilock.New(a, reentrant.New(rcs[1], "a", nil))
+	ctx, err := two.TryLock(context.Background(), 0)
 	if err != nil {
+		t.Fatalf("same name on two servers: %v", err)
+	}
+	if err := two.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
+	ml := multilock.New(a)
 	if _, err := ml.TryLock(context.Background(), -time.Second); !errors.Is(err, relock.ErrInvalidArgument) {
 		t.Errorf("TryLock(-1s) = %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -57,15 +58,15 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	}
 	m := &Mutex{}
 	m.l.Init("nonreentrant", rc, name, o.Lease)
-	channel, waiters := core.Prefix("redisson_lock__channel", name), core.Prefix("relock_lock_waiters", name)
+	channel, waiters := layout.LockChannel(name), layout.LockWaiters(name)
 	m.keys = [3]string{name, channel, waiters}
 	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
 	m.acquireKeys = [2]string{name, waiters}
 	m.acquireBoxed = [2]any{boxed[0], boxed[2]}
-	m.acquireCall.Bind(scripts.NonReentrantAcquire, m.acquireKeys[:], m.acquireBoxed[:])
-	m.unlockCall.Bind(scripts.Unlock, m.keys[:], boxed)
+	m.acquireCall.Bind(scripts.NonReentrantAcquire(), m.acquireKeys[:], m.acquireBoxed[:])
+	m.unlockCall.Bind(scripts.Unlock(), m.keys[:], boxed)
 	if m.l.C != nil {
-		m.clientChannel = channel + ":" + m.l.C.ID
+		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
 	}
 	m.l.Ops = (*ops)(m)
 	m.l.Grants = true
@@ -108,7 +109,7 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 // (a grant another call of the owner is about to take, or a hold whose
 // local record went with a lost reply).
 func (m *Mutex) lock(ctx context.Context, bound time.Duration) (context.Context, error) {
-	if err := m.l.Check(); err != nil {
+	if err := m.l.Check(ctx); err != nil {
 		return nil, err
 	}
 	if key, ok := m.l.Key(ctx); ok && m.l.C.Holding(key) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/permits"
 )
 
@@ -16,6 +16,7 @@ import (
 // five leases, its expiry always ahead of the server's clock, and nobody
 // else gets it meanwhile.
 func TestWatchdogKeepsPermit(t *testing.T) {
+	redistest.SkipShort(t, "it holds a permit for five 1s leases")
 	raw := srv.Client(t)
 	name := redistest.Key(t)
 	const timeout = time.Second
@@ -74,6 +75,7 @@ func TestLostPermitRemoved(t *testing.T) {
 // hand it on; and once the server answers again the permit comes back to
 // others.
 func TestLostPermitUnreachable(t *testing.T) {
+	redistest.SkipShort(t, "it waits out leases while its server is frozen")
 	own := redistest.Start(t)
 	own.RequireReal(t)
 	bg := context.Background()
@@ -150,6 +152,7 @@ func TestFixedLeaseExpires(t *testing.T) {
 // (the last renewal's lease runs out) and with a fixed lease. The waiter
 // is woken by no message: it retries when the earliest permit expires.
 func TestKilledHolder(t *testing.T) {
+	redistest.SkipShort(t, "it waits out a killed holder's lease, twice")
 	srv.RequireReal(t)
 	for _, tc := range []struct {
 		name            string

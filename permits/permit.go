@@ -12,6 +12,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/wait"
+	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/watchdog"
 )
@@ -79,13 +80,14 @@ func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration) (*Permit
 // held permit expires, which frees it without a message
 // (scripts/semaphore_prelude.lua).
 func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, error) {
-	end, err := s.begin()
+	end, err := s.begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer end()
-	a := newAttempt(ctx, s)
-	spec := wait.Spec{Hub: s.c.Hub, Channel: s.waiters, Tag: a.tag, Acquirer: a, Handoffs: true, GivesUp: true,
+	a := newAttempt(s)
+	spec := wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.tag, Acquirer: a,
+		Wake: s.wake, AlsoWake: pubsub.WakeCount,
 		Wait: bound, Done: s.c.StartAcquire(ctx, "permits", s.name)}
 	if err := wait.Acquire(ctx, spec); err != nil {
 		return nil, s.errorf("acquire from", err)
@@ -102,7 +104,6 @@ var lastTag atomic.Uint64
 // fields are used by the wait loop's goroutine only.
 type attempt struct {
 	s      *Semaphore
-	ctx    context.Context
 	tag    string  // the waiter's tag on its client's channel
 	member string  // its registry member, "<client id>:<tag>:1"
 	reg    any     // its registration time, as the last reply gave it
@@ -115,9 +116,9 @@ type attempt struct {
 	watch, watching bool
 }
 
-func newAttempt(ctx context.Context, s *Semaphore) *attempt {
+func newAttempt(s *Semaphore) *attempt {
 	tag := "p" + strconv.FormatUint(lastTag.Add(1), 10)
-	return &attempt{s: s, ctx: ctx, tag: tag, member: s.c.ID + ":" + tag + ":1", reg: int64(0)}
+	return &attempt{s: s, tag: tag, member: s.c.ID + ":" + tag + ":1", reg: int64(0)}
 }
 
 // Attempt runs the acquire script once, with a fresh permit id: an
@@ -125,7 +126,7 @@ func newAttempt(ctx context.Context, s *Semaphore) *attempt {
 // other. A permit not available leaves the waiter registered when it
 // listens, and nothing otherwise; it sleeps until a wake-up, or the time
 // the reply gives (a watcher's, the earliest expiry of a held permit).
-func (a *attempt) Attempt(listening bool) (wait.Outcome, error) {
+func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, error) {
 	s, c := a.s, a.s.c
 	if a.watch && !a.watching {
 		// Appointed watcher: listen on the shared channel first, and
@@ -135,17 +136,17 @@ func (a *attempt) Attempt(listening bool) (wait.Outcome, error) {
 	}
 	a.listened = a.listened || listening
 	id := newPermitID()
-	opctx, cancel := c.OpContext(a.ctx)
+	opctx, cancel := c.OpContext(ctx)
 	defer cancel()
 	// The lease bound rests on this instant: the server sets the permit's
 	// expiry, on its own clock, after it.
 	sent := time.Now()
-	reply, err := c.EvalAcquire(opctx, core.NilReply, scripts.PermitsAcquire, s.keys, c.PublishArg, id.raw, s.leaseMs,
+	reply, err := c.EvalAcquire(opctx, core.NilReply, scripts.PermitsAcquire(), s.keys, c.PublishArg(), id.raw, s.leaseMs,
 		a.member, core.Flag(listening), a.reg)
 	if err != nil {
 		// The acquire may have run: its reply was lost, or the replicas
 		// did not confirm it.
-		s.undo(a.ctx, id)
+		s.undo(ctx, id)
 		return wait.Outcome{}, err
 	}
 	if reply != nil {
@@ -162,7 +163,7 @@ func (a *attempt) Attempt(listening bool) (wait.Outcome, error) {
 		}
 		return o, nil
 	}
-	pctx, err := c.Granted(a.ctx, s.holdKey(id), core.Grant{
+	pctx, err := c.Granted(ctx, s.holdKey(id), core.Grant{
 		Kind:     "permits",
 		Sent:     sent,
 		Lease:    s.lease,
@@ -170,7 +171,7 @@ func (a *attempt) Attempt(listening bool) (wait.Outcome, error) {
 		Releaser: (*onClose)(s),
 	})
 	if err != nil {
-		s.undo(a.ctx, id)
+		s.undo(ctx, id)
 		return wait.Outcome{}, err
 	}
 	a.permit = &Permit{s: s, id: id, ctx: pctx}
@@ -180,7 +181,7 @@ func (a *attempt) Attempt(listening bool) (wait.Outcome, error) {
 // Handoff reads a wake-up's note: "w" appoints the waiter watcher; "0"
 // (a permit it may take) needs nothing. Either way the wait loop tries
 // again: no release hands a permit over.
-func (a *attempt) Handoff(note string) (bool, error) {
+func (a *attempt) Handoff(_ context.Context, note string) (bool, error) {
 	if note == "w" {
 		a.watch = true
 	}
@@ -189,15 +190,15 @@ func (a *attempt) Handoff(note string) (bool, error) {
 
 // GiveUp takes a waiter that may be registered out of the registry,
 // passing on a permit a release woke it for and its watcher's role,
-// within core.Grace of the caller's end and then in the background
+// within core.Grace of ctx's end and then in the background
 // (core.Client.Settle).
-func (a *attempt) GiveUp() error {
+func (a *attempt) GiveUp(ctx context.Context) error {
 	if !a.listened {
 		return nil
 	}
 	s := a.s
-	return s.c.Settle(a.ctx, core.HoldKey{Name: s.name, Field: a.member}, func(ctx context.Context) error {
-		_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreGiveUp, s.keys[:5], s.c.PublishArg, a.member)
+	return s.c.Settle(ctx, core.HoldKey{Name: s.name, Field: a.member}, func(ctx context.Context) error {
+		_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreGiveUp(), s.keys[:5], s.c.PublishArg(), a.member)
 		return err
 	})
 }
@@ -206,9 +207,9 @@ func (a *attempt) GiveUp() error {
 // the server's now plus the watchdog timeout while it is held.
 func (s *Semaphore) renewal(id permitID) watchdog.Renewal {
 	return watchdog.Renewal{
-		Script: scripts.PermitsUpdate,
+		Script: scripts.PermitsUpdate(),
 		Keys:   s.keys,
-		Args:   []any{s.c.PublishArg, id.raw, s.renewMs},
+		Args:   []any{s.c.PublishArg(), id.raw, s.renewMs},
 	}
 }
 
@@ -219,7 +220,7 @@ func (s *Semaphore) renewal(id permitID) watchdog.Renewal {
 // expires with its lease.
 func (s *Semaphore) undo(ctx context.Context, id permitID) {
 	_ = s.c.Settle(ctx, s.holdKey(id), func(ctx context.Context) error {
-		_, err := core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease, s.keys, s.c.PublishArg, id.raw)
+		_, err := core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease(), s.keys, s.c.PublishArg(), id.raw)
 		return err
 	})
 }
@@ -236,7 +237,7 @@ func (o *onClose) Release(ctx context.Context, field string, _ int) error {
 	if err != nil {
 		return err
 	}
-	_, err = core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease, s.keys, s.c.PublishArg, id.raw)
+	_, err = core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease(), s.keys, s.c.PublishArg(), id.raw)
 	return err
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -37,8 +39,10 @@ type Semaphore struct {
 	// script's KEYS (scripts/permits_prelude.lua).
 	keys []string
 	// waiters is this client's channel for its waiters,
-	// relock_sc:{<name>}:<client id>.
+	// relock_sc:{<name>}:<client id>, and wake its wake policy, whose
+	// echo marks speak of the shared channel, keys[1].
 	waiters string
+	wake    pubsub.Wake
 	lease   time.Duration // Options.Lease, whole milliseconds
 	err     error         // bad input found by New, returned by every method
 	leaseMs any           // the lease acquires set, in ms, boxed once
@@ -53,14 +57,11 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 	if opts != nil {
 		o = *opts
 	}
-	// The hub tells relock's waiters' channels by their prefix
-	// (pubsub.WaiterPrefix).
-	prefix := core.Prefix("relock_sc", name)
 	s := &Semaphore{
 		c:    core.Of(rc),
 		name: name,
-		keys: []string{name, core.Prefix("redisson_sc", name), core.Prefix("relock_semaphore_waiters", name),
-			core.Prefix("relock_semaphore_watcher", name), prefix, core.Suffix(name, "timeout")},
+		keys: []string{name, layout.SemaphoreChannel(name), layout.SemaphoreWaiters(name),
+			layout.SemaphoreWatcher(name), layout.SemaphoreClientChannels(name), layout.PermitTimeouts(name)},
 		// Redis keeps whole milliseconds: the context's deadline must not
 		// outlast the expiry the server sets.
 		lease: o.Lease.Truncate(time.Millisecond),
@@ -75,8 +76,9 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 			s.err = fmt.Errorf("permits: %w", err)
 		}
 	}
+	s.wake = pubsub.WakeTagged(s.keys[1])
 	if s.c != nil {
-		s.waiters = prefix + ":" + s.c.ID
+		s.waiters = layout.SemaphoreClientChannel(name, s.c.ID)
 		s.renewMs = core.Millis(s.c.WatchdogTimeout)
 		s.leaseMs = s.renewMs
 		if o.Lease > 0 {
@@ -90,11 +92,11 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 func (s *Semaphore) Name() string { return s.name }
 
 // begin starts an operation that runs scripts (see core.Client.Begin).
-func (s *Semaphore) begin() (end func(), err error) {
+func (s *Semaphore) begin(ctx context.Context) (end func(), err error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	return s.c.Begin()
+	return s.c.Begin(ctx)
 }
 
 func (s *Semaphore) errorf(op string, err error) error {
@@ -105,7 +107,7 @@ func (s *Semaphore) errorf(op string, err error) error {
 // semaphore has none set yet, and reports whether it did. A semaphore
 // must be set up so before its first Acquire can succeed.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
-	end, err := s.begin()
+	end, err := s.begin(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -116,7 +118,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	case !core.CountOK(n):
 		return false, s.errorf("set permits of", fmt.Errorf("count %d above relock.MaxCount: %w", n, relock.ErrInvalidArgument))
 	}
-	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsSet, s.keys, s.c.PublishArg, n)
+	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsSet(), s.keys, s.c.PublishArg(), n)
 	if err != nil {
 		return false, s.errorf("set permits of", err)
 	}
@@ -127,7 +129,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // delta takes permits away (the count may go below zero, and then
 // acquires wait until releases bring it back above).
 func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
-	end, err := s.begin()
+	end, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -135,7 +137,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 	if !core.CountOK(delta) {
 		return s.errorf("add permits to", fmt.Errorf("delta %d beyond relock.MaxCount: %w", delta, relock.ErrInvalidArgument))
 	}
-	if _, err := core.Eval(ctx, s.c.Redis, scripts.PermitsAdd, s.keys, s.c.PublishArg, delta); err != nil {
+	if _, err := core.Eval(ctx, s.c.Redis, scripts.PermitsAdd(), s.keys, s.c.PublishArg(), delta); err != nil {
 		return s.errorf("add permits to", err)
 	}
 	return nil
@@ -145,12 +147,12 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 // take now, after returning expired permits to it; 0 when the semaphore
 // has none set.
 func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
-	end, err := s.begin()
+	end, err := s.begin(ctx)
 	if err != nil {
 		return 0, err
 	}
 	defer end()
-	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsAvailable, s.keys, s.c.PublishArg)
+	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsAvailable(), s.keys, s.c.PublishArg())
 	if err != nil {
 		return 0, s.errorf("available permits of", err)
 	}
@@ -205,7 +207,7 @@ func (s *Semaphore) mustRelease(ctx context.Context, p permitID) error {
 // no longer had it, and with ErrLockLost too when the outcome is unknown
 // (no reply: the permit, if still held, is left to its lease).
 func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err error) {
-	end, err := s.begin()
+	end, err := s.begin(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -221,7 +223,7 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 	var reply any
 	err = s.c.Settle(ctx, key, func(ctx context.Context) error {
 		var err error
-		reply, err = core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease, s.keys, s.c.PublishArg, p.raw)
+		reply, err = core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease(), s.keys, s.c.PublishArg(), p.raw)
 		return err
 	})
 	if err != nil {
@@ -245,7 +247,7 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 // client is therefore refused (relock.ErrInvalidArgument); one held by
 // another relock client is the caller's responsibility.
 func (s *Semaphore) UpdateLease(ctx context.Context, id string, lease time.Duration) (bool, error) {
-	end, err := s.begin()
+	end, err := s.begin(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -260,7 +262,7 @@ func (s *Semaphore) UpdateLease(ctx context.Context, id string, lease time.Durat
 	case s.c.Holding(s.holdKey(p)):
 		return false, s.errorf("update lease in", fmt.Errorf("permit %s is held by this client, which keeps its lease: %w", id, relock.ErrInvalidArgument))
 	}
-	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsUpdate, s.keys, s.c.PublishArg, p.raw, core.Millis(lease))
+	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsUpdate(), s.keys, s.c.PublishArg(), p.raw, core.Millis(lease))
 	if err != nil {
 		return false, s.errorf("update lease in", err)
 	}

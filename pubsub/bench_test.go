@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/pubsub"
 )
 
@@ -27,7 +27,7 @@ func BenchmarkSubscribe(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		s, err := h.Subscribe(ctx, prefix+":"+strconv.Itoa(i))
+		s, err := h.Subscribe(ctx, prefix+":"+strconv.Itoa(i), pubsub.WakeOne)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func BenchmarkWake(b *testing.B) {
 	defer h.Close()
 	ctx := context.Background()
 	channel := redistest.Key(b)
-	s, err := h.Subscribe(ctx, channel)
+	s, err := h.Subscribe(ctx, channel, pubsub.WakeOne)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -8,7 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/pubsub"
 )
 
@@ -35,22 +36,22 @@ func echoMarks(t *testing.T, name string) {
 	h, _ := newHub(t, srv)
 	rdb := srv.Client(t)
 	b := newBarrier(t, h, rdb)
-	shared := pubsub.SemaphorePrefix + name
-	own := pubsub.WaiterPrefix + name + ":6f1e43c2-0a8e-4d6b-9d0e-3c1f2a7b9e11"
+	shared := layout.SemaphoreChannel(name)
+	own := layout.SemaphoreClientChannel(name, "6f1e43c2-0a8e-4d6b-9d0e-3c1f2a7b9e11")
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	tagged := map[string]*pubsub.Subscription{}
 	for _, tag := range []string{"7", "8"} {
-		s, err := h.Join(ctx, own, tag)
+		s, err := h.Join(ctx, own, pubsub.WakeTagged(shared), tag)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(s.Close)
 		tagged[tag] = s
 	}
-	watcher := subscribe(t, h, shared)
-	otherShared := pubsub.SemaphorePrefix + "{" + redistest.Key(t) + ":other}"
-	other := subscribe(t, h, otherShared)
+	watcher := subscribeAs(t, h, shared, pubsub.WakeCount)
+	otherShared := layout.SemaphoreChannel(redistest.Key(t) + ":other")
+	other := subscribeAs(t, h, otherShared, pubsub.WakeCount)
 	// A plain channel on the same connection, for a message between a
 	// mark and a count (the barrier's own would race its sync).
 	gap := "gap:" + redistest.Key(t)
@@ -103,22 +104,26 @@ func echoMarks(t *testing.T, name string) {
 	}
 }
 
-// A semaphore's shared channel does not linger, whatever SetLinger says:
-// it goes as its last waiter (a watcher) leaves, while a waiters'
-// channel lingers.
-func TestSharedChannelDoesNotLinger(t *testing.T) {
+// A semaphore's shared channel lingers as a waiters' channel does: the
+// watcher's role moves from waiter to waiter, and a client that held it
+// lately keeps listening, so that taking it again costs no SUBSCRIBE.
+// (relock's releases publish there only what their grants leave.)
+func TestSharedChannelLingers(t *testing.T) {
 	h, _ := newHub(t, srv)
 	h.SetLinger(time.Hour, 10)
 	rdb := srv.Client(t)
 	name := "{" + redistest.Key(t) + "}"
-	shared, own := pubsub.SemaphorePrefix+name, pubsub.WaiterPrefix+name+":6f1e43c2-0a8e-4d6b-9d0e-3c1f2a7b9e11"
-	subscribe(t, h, shared).Close()
-	subscribe(t, h, own).Close()
-	redistest.Eventually(t, wait, "shared channel unsubscribed", func() bool { return numsub(t, rdb, shared) == 0 })
-	if n := numsub(t, rdb, own); n != 1 {
-		t.Fatalf("waiters' channel: PUBSUB NUMSUB = %d, want 1 (lingering)", n)
+	shared, own := layout.SemaphoreChannel(name), layout.SemaphoreClientChannel(name, "6f1e43c2-0a8e-4d6b-9d0e-3c1f2a7b9e11")
+	subscribeAs(t, h, shared, pubsub.WakeCount).Close()
+	subscribeAs(t, h, own, pubsub.WakeTagged(shared)).Close()
+	for _, ch := range []string{shared, own} {
+		if n := numsub(t, rdb, ch); n != 1 {
+			t.Fatalf("%s: PUBSUB NUMSUB = %d, want 1 (lingering)", ch, n)
+		}
 	}
-	if s := h.Live(shared, ""); s != nil {
-		t.Fatal("Live joined a shared channel after its last waiter left")
+	s := h.Live(shared, pubsub.WakeCount, "")
+	if s == nil {
+		t.Fatal("Live did not join the lingering shared channel")
 	}
+	s.Close()
 }

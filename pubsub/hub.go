@@ -1,5 +1,14 @@
-// Package pubsub shares one subscription connection among every lock waiter
-// of a client.
+// Package pubsub shares one Redis subscription connection among many
+// waiters. Any number of goroutines can wait for messages on any number
+// of channels through one Hub: it sends one SUBSCRIBE per channel, not
+// one per waiter, over one connection (one per master in sharded mode),
+// keeps it through reconnects and failovers, and wakes the waiters when
+// a message comes. relock's locks wake their waiters with it, but it
+// serves any code that waits for a Redis message to retry something: make
+// a Hub for your go-redis client with New, Subscribe a waiter to a
+// channel, stating how the channel's messages wake its waiters (a Wake;
+// WakeOne for a channel of your own), wait on its C, and Close it when
+// done; Listen instead to be told every message.
 //
 // A Hub opens its connection on the first Subscribe and keeps it for its
 // life; channels are reference-counted, so the thousandth waiter on a
@@ -11,25 +20,30 @@
 // the hub asks the cluster layout for the channel's owner and moves the
 // channel there, waking its waiters.
 //
-// Messages follow Redisson's convention: "0" wakes one local waiter on the
-// channel (the one that has waited longest since it was last woken), any
-// other payload wakes them all. Wake-ups are buffered one deep and never
-// block the hub. A waiter that leaves holding an unconsumed wake-up passes
-// it on, so a wake-one is not lost to a waiter that gave up. relock adds
-// one form of its own, on channels only relock clients listen on: a
-// payload "<tag>:<note>" hands the note to the waiter that joined first
-// with that tag (a fair lock's direct grant) and wakes the others with it,
-// if any (calls of the same owner), to try; it wakes nobody when no
-// waiter has the tag. Synchronizers' channels follow their own
-// conventions (see Wake): on a semaphore's, a count of available permits
-// wakes that many waiters; on a count-down latch's, every message wakes
-// every waiter and is its note, and Wakes stamps each such wake-up, so
-// that a client's waiters can share what one read told them. A relock
-// client's own channel for a semaphore's waiters carries tagged messages
-// and echo marks: "=<count>" says that the message right after it on the
-// connection, if it is that count on the semaphore's shared channel, was
-// published by a relock script that woke relock's waiters itself, and
-// the hub wakes nobody for either (see WakeTagged).
+// Each subscriber states how the channel's messages wake its waiters, a
+// Wake; the channel's first subscriber fixes it. A lock's channel
+// (WakeOne) follows Redisson's convention: "0" wakes one local waiter on
+// the channel (the one that has waited longest since it was last woken),
+// any other payload wakes them all. Wake-ups are buffered one deep and
+// never block the hub. A waiter that leaves holding an unconsumed wake-up
+// passes it on, so a wake-one is not lost to a waiter that gave up.
+// relock adds one form of its own, on channels only relock clients
+// listen on: a payload "<tag>:<note>" (any payload with a colon) hands
+// the note to the waiter that joined first with that tag (Join; a fair
+// lock's direct grant) and wakes the others with it, if any (calls of
+// the same owner), to try; it wakes nobody when no waiter has the tag.
+//
+// Synchronizers' channels follow their own conventions. On a
+// semaphore's (WakeCount), a count of available permits wakes that many
+// waiters (any other payload all of them); on a count-down latch's
+// (WakeAll), every message wakes every waiter and is its note, and Wakes
+// stamps each such wake-up, so that a client's waiters can share what
+// one read told them. A relock client's own channel for a semaphore's
+// waiters (WakeTagged) carries tagged messages and echo marks: "=<count>"
+// says that the message right after it on the connection, if it is that
+// count on the semaphore's shared channel, was published by a relock
+// script that woke relock's waiters itself, and the hub wakes nobody for
+// either.
 //
 // Listen is the other way to use a channel: a listener is told the
 // payload of every message, none merged or dropped (a relock client's
@@ -46,7 +60,9 @@
 // backoff, resubscribes, and wakes them all again once the server answers.
 // A sharded connection's waiters are woken only once their channel is
 // subscribed again, on their master or its replacement: while the master
-// is silent, an acquire sent to it would only wait out a read timeout.
+// is silent, an acquire sent to it would only wait out a read timeout. A
+// waiter must therefore treat a wake-up as "look again", never as proof
+// that something happened.
 //
 // Each connection has a writer goroutine that sends its subscription
 // changes in the order the hub decided them, outside the hub's lock: a
@@ -69,7 +85,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrClosed is returned by Subscribe after Close.
+// ErrClosed is returned by Subscribe, Join and Listen after Close.
 var ErrClosed = errors.New("pubsub: hub closed")
 
 // writeTimeout bounds each subscribe, unsubscribe and ping the hub sends.
@@ -103,7 +119,7 @@ type Hub struct {
 // channel is one subscribed channel. All fields are guarded by Hub.mu.
 type channel struct {
 	name    string
-	wake    Wake // WakeOf(name)
+	wake    Wake // its first subscriber's
 	link    *link
 	waiters []*Subscription // wake-one order: least recently woken first
 	// listeners are told every message (Listen). The slice is never
@@ -171,25 +187,31 @@ func (h *Hub) SetLinger(idle time.Duration, max int) {
 // Done is closed when the hub is closed.
 func (h *Hub) Done() <-chan struct{} { return h.stop }
 
-// Subscribe registers a waiter on channel and returns once the server has
-// the subscription, so that no message published after Subscribe returns
-// is missed. It fails only when ctx ends or the hub is closed; if the
+// Subscribe registers a waiter on channel, whose messages wake its
+// waiters as wake says (see Wake), and returns once the server has the
+// subscription, so that no message published after Subscribe returns is
+// missed. It fails only when ctx ends or the hub is closed; if the
 // connection breaks meanwhile, Subscribe returns and the reconnect wakes
 // the waiter.
-func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, error) {
-	return h.Join(ctx, channel, "")
+func (h *Hub) Subscribe(ctx context.Context, channel string, wake Wake) (*Subscription, error) {
+	return h.Join(ctx, channel, wake, "")
 }
 
-// Live registers a waiter with tag ("" for none) on channel if the
-// channel is subscribed already and the server has confirmed it, and
-// returns nil otherwise. A waiter that joins a live channel before it
-// looks at a lock misses no message published after that look.
-func (h *Hub) Live(channel, tag string) *Subscription {
+// Live registers a waiter with tag ("" for none) on channel, stating
+// wake as Subscribe does, if the channel is subscribed already and the
+// server has confirmed it, and returns nil otherwise. A waiter that joins
+// a live channel before it looks at a lock misses no message published
+// after that look.
+func (h *Hub) Live(channel string, wake Wake, tag string) *Subscription {
+	wake.check()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	ch := h.channels[channel]
 	if h.closed || ch == nil {
 		return nil
+	}
+	if ch.wake != wake {
+		panic(mismatch(ch, wake))
 	}
 	select {
 	case <-ch.ready:
@@ -201,7 +223,8 @@ func (h *Hub) Live(channel, tag string) *Subscription {
 
 // Join is Subscribe for a waiter with tag: a message "<tag>:<note>" on
 // channel wakes it alone (see Note).
-func (h *Hub) Join(ctx context.Context, channel, tag string) (*Subscription, error) {
+func (h *Hub) Join(ctx context.Context, channel string, wake Wake, tag string) (*Subscription, error) {
+	wake.check()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -217,7 +240,11 @@ func (h *Hub) Join(ctx context.Context, channel, tag string) (*Subscription, err
 		h.mu.Unlock()
 		return nil, ErrClosed
 	}
-	ch := h.channelLocked(l, channel)
+	ch := h.channelLocked(l, channel, wake)
+	if ch.wake != wake {
+		h.mu.Unlock()
+		panic(mismatch(ch, wake))
+	}
 	s := h.addLocked(ch, tag)
 	ready := ch.ready
 	h.mu.Unlock()
@@ -234,9 +261,11 @@ func (h *Hub) Join(ctx context.Context, channel, tag string) (*Subscription, err
 	}
 }
 
-// channelLocked returns channel, subscribing it first if it is not: on
-// l, the link shardLink found in sharded mode (nil in global mode).
-func (h *Hub) channelLocked(l *link, channel string) *channel {
+// channelLocked returns channel, subscribing it first with wake if it is
+// not: on l, the link shardLink found in sharded mode (nil in global
+// mode). A channel subscribed already keeps its own Wake: the caller
+// checks that it is wake.
+func (h *Hub) channelLocked(l *link, channel string, wake Wake) *channel {
 	if ch := h.channels[channel]; ch != nil {
 		return ch
 	}
@@ -246,15 +275,15 @@ func (h *Hub) channelLocked(l *link, channel string) *channel {
 		// The link may have been retired since shardLink found it.
 		l = h.shardLinkLocked(l.addr, l.node)
 	}
-	return h.subscribeLocked(l, channel)
+	return h.subscribeLocked(l, channel, wake)
 }
 
 // subscribeLocked subscribes a new channel on l and sends a ping whose
 // reply confirms the subscription: the server answers a connection's
 // commands in order, so the pong arrives after the subscription is in
 // place. l's writer sends both (see link.writer).
-func (h *Hub) subscribeLocked(l *link, name string) *channel {
-	ch := &channel{name: name, wake: WakeOf(name), wakes: wakeStamps.Add(1)}
+func (h *Hub) subscribeLocked(l *link, name string, wake Wake) *channel {
+	ch := &channel{name: name, wake: wake, wakes: wakeStamps.Add(1)}
 	h.channels[name] = ch
 	h.attachLocked(ch, l)
 	return ch
@@ -287,7 +316,7 @@ func (h *Hub) addLocked(ch *channel, tag string) *Subscription {
 func (s *Subscription) C() <-chan struct{} { return s.c }
 
 // Note returns and clears the note of the last tagged message for this
-// waiter, or on a latch's channel (WakeAll) the last message, "" when
+// waiter, or on a count-down latch's channel the last message, "" when
 // none came since the last call.
 func (s *Subscription) Note() string {
 	s.h.mu.Lock()
@@ -298,11 +327,10 @@ func (s *Subscription) Note() string {
 }
 
 // Close drops the waiter. The last waiter on a channel unsubscribes it,
-// at once or, with SetLinger, once it has been idle long enough; a
-// semaphore's shared channel (WakeCount) goes at once: only a watcher
-// listens there, the role moves from client to client, and every client
-// still subscribed would cost the server a write for each release. An
-// unconsumed untagged wake-up passes to the next waiter. Close is
+// at once or, with SetLinger, once it has been idle long enough, whatever
+// its Wake: a semaphore's shared channel lingers too, so that a client
+// that was its watcher lately takes the role again without a SUBSCRIBE.
+// An unconsumed untagged wake-up passes to the next waiter. Close is
 // idempotent.
 func (s *Subscription) Close() {
 	h := s.h
@@ -324,7 +352,7 @@ func (s *Subscription) Close() {
 	if len(ch.waiters) > 0 || len(ch.listeners) > 0 || h.channels[ch.name] != ch || h.closed {
 		return
 	}
-	if h.linger == 0 || ch.wake == WakeCount {
+	if h.linger == 0 {
 		h.dropLocked(ch)
 		return
 	}
@@ -401,81 +429,109 @@ func (ch *channel) notifyLocked(tag, note string) {
 	}
 }
 
-// A Wake is how a channel's messages wake its waiters; WakeOf tells a
-// channel's from its name.
-type Wake int
+// A Wake is a channel's wake policy: how a message on it wakes the
+// channel's waiters. Each Subscribe, Join, Live and Listen states one,
+// and the channel's first subscriber fixes it for as long as the hub
+// keeps the channel subscribed (lingering included); a channel
+// subscribed anew later takes its new first subscriber's. The policies
+// are WakeOne, WakeCount, WakeAll and those WakeTagged returns; two
+// Wakes are equal when they are the same policy (for WakeTagged, with
+// the same shared channel).
+//
+// Stating another policy than the channel has is a programming error
+// (two parts of a program disagree on what its messages mean), as is
+// stating the zero Wake, none: the call panics, and leaves the hub as it
+// was, the channel's subscribers and policy unchanged.
+//
+// Under every policy, a listener (Listen) is told every message, and
+// every waiter is woken when the channel's connection comes back.
+type Wake struct {
+	kind wakeKind
+	// echoes is WakeTagged's: the channel its echo marks speak of.
+	echoes string
+}
 
-const (
-	// WakeLock is a lock channel's: "0" wakes one waiter, "<tag>:<note>"
-	// the waiter tagged tag, anything else every waiter.
-	WakeLock Wake = iota
-	// WakeCount is a semaphore channel's (Redisson's redisson_sc:): a
+// The wake policies but WakeTagged's.
+var (
+	// WakeOne is a lock channel's policy, Redisson's convention: "0"
+	// wakes one waiter, the one woken longest ago; "<tag>:<note>" (any
+	// payload with a colon) hands note to the first waiter that joined
+	// with tag and wakes it and the others with that tag (see Join),
+	// and nobody when none has it; any other payload wakes every
+	// waiter. Channels of your own take this one.
+	WakeOne = Wake{kind: wakeOne}
+	// WakeCount is a semaphore's shared channel's policy (Redisson's
+	// RedissonSemaphore's and RedissonPermitExpirableSemaphore's): a
 	// decimal n, the permits now available, wakes up to n waiters, least
-	// recently woken first, so 0 wakes nobody; anything else wakes every
-	// waiter. relock's waiters listen on their client's channel
+	// recently woken first, so 0 wakes nobody; any other payload wakes
+	// every waiter. relock's waiters listen on their client's channel
 	// (WakeTagged) and only a semaphore's watcher listens here, so that
 	// a release wakes the relock waiters it can satisfy, and not one
 	// waiter in every client.
-	WakeCount
-	// WakeAll is a count-down latch channel's: every message wakes
-	// every waiter, with the message as its note: the last one, or
-	// "0" (Redisson's "opened") if one came, when several came before
-	// the waiter looked.
-	WakeAll
-	// WakeTagged is a relock client's own channel for a semaphore's
-	// waiters (WaiterPrefix): "<tag>:<note>" hands the note to the
-	// waiter tagged tag, as on a lock channel, and "=<count>" is an echo
-	// mark, which wakes nobody; anything else wakes every waiter. An
-	// echo mark says that the message right after it on the connection,
-	// if it is count on the semaphore's shared channel (echoOf), comes
-	// from a relock script that woke relock's waiters itself: the hub
-	// wakes nobody for it either. A relock script publishes the two in a
-	// row, and the server delivers them to a connection in that order
-	// with nothing between them, so the mark pairs with its own message
-	// and never with another client's release.
-	WakeTagged
+	WakeCount = Wake{kind: wakeCount}
+	// WakeAll is a count-down latch's channel's policy (Redisson's
+	// RedissonCountDownLatch's): every message wakes every waiter and is
+	// its Note: the last one, or "0" (Redisson's "opened") if one came,
+	// when several came before the waiter looked. Wakes stamps each.
+	WakeAll = Wake{kind: wakeAll}
 )
 
-// Channel name prefixes of Redisson's synchronizers, whose messages wake
-// waiters otherwise than a lock's, and of relock's own channels for a
-// semaphore's waiters: WaiterPrefix + "{<name>}:<client id>" (the name
-// bare when it carries its own hash tag), the shared channel's name with
-// relock's prefix and the client's id.
+// WakeTagged returns the policy of a relock client's own channel for a
+// semaphore's waiters, whose echo marks speak of echoes, the
+// semaphore's shared channel: "<tag>:<note>" hands the note to the
+// waiter tagged tag, as under WakeOne; "=<count>" is an echo mark, which
+// wakes nobody; anything else, "0" included, wakes every waiter. An echo
+// mark says that the message right after it on the connection, if it is
+// count on echoes, comes from a relock script that woke relock's waiters
+// itself: the hub wakes nobody for it either. A relock script publishes
+// the two in a row, and the server delivers them to a connection in
+// that order with nothing between them, so the mark pairs with its own
+// message and never with another client's release.
+func WakeTagged(echoes string) Wake { return Wake{kind: wakeTagged, echoes: echoes} }
+
+// A wakeKind is a Wake's policy, without WakeTagged's shared channel.
+type wakeKind int
+
 const (
-	SemaphorePrefix = "redisson_sc:"
-	LatchPrefix     = "redisson_countdownlatch__channel__"
-	WaiterPrefix    = "relock_sc:"
+	wakeNone wakeKind = iota // the zero Wake
+	wakeOne
+	wakeCount
+	wakeAll
+	wakeTagged
 )
 
-// WakeOf returns how messages on channel wake its waiters, by its name:
-// WakeCount for semaphores (SemaphorePrefix), WakeAll for count-down
-// latches (LatchPrefix), WakeTagged for relock's waiters of a semaphore
-// (WaiterPrefix), WakeLock for the rest.
-func WakeOf(channel string) Wake {
-	switch {
-	case strings.HasPrefix(channel, SemaphorePrefix):
-		return WakeCount
-	case strings.HasPrefix(channel, LatchPrefix):
-		return WakeAll
-	case strings.HasPrefix(channel, WaiterPrefix):
-		return WakeTagged
+// String names w, for the panics of check and mismatch.
+func (w Wake) String() string {
+	switch w.kind {
+	case wakeOne:
+		return "WakeOne"
+	case wakeCount:
+		return "WakeCount"
+	case wakeAll:
+		return "WakeAll"
+	case wakeTagged:
+		return "WakeTagged(" + strconv.Quote(w.echoes) + ")"
 	}
-	return WakeLock
+	return "the zero Wake"
 }
 
-// echoOf returns the shared channel whose messages the echo marks on
-// waiters' channel name (WakeTagged) announce: the part between
-// WaiterPrefix and the client id (which has no colon), after
-// SemaphorePrefix.
-func echoOf(name string) string {
-	rest := strings.TrimPrefix(name, WaiterPrefix)
-	return SemaphorePrefix + rest[:max(strings.LastIndexByte(rest, ':'), 0)]
+// check panics when w is the zero Wake.
+func (w Wake) check() {
+	if w.kind == wakeNone {
+		panic("pubsub: no wake policy stated (the zero Wake)")
+	}
+}
+
+// mismatch is the panic of a subscriber that states w on ch, whose
+// policy is another (see Wake).
+func mismatch(ch *channel, w Wake) string {
+	return "pubsub: channel " + strconv.Quote(ch.name) + " subscribed with " + w.String() + ", but it has " + ch.wake.String()
 }
 
 // wakeLocked wakes ch's waiters for a message with payload.
 func (ch *channel) wakeLocked(payload string) {
-	switch ch.wake {
-	case WakeCount:
+	switch ch.wake.kind {
+	case wakeCount:
 		n, err := strconv.ParseInt(payload, 10, 64)
 		if err != nil {
 			ch.wakeAllLocked()
@@ -483,14 +539,14 @@ func (ch *channel) wakeLocked(payload string) {
 		}
 		ch.wakeCountLocked(n)
 		return
-	case WakeAll:
+	case wakeAll:
 		ch.broadcastLocked(payload)
 		return
 	}
 	switch tag, note, tagged := strings.Cut(payload, ":"); {
 	case tagged:
 		ch.notifyLocked(tag, note)
-	case payload == "0" && ch.wake == WakeLock:
+	case payload == "0" && ch.wake.kind == wakeOne:
 		ch.wakeOneLocked()
 	default:
 		ch.wakeAllLocked()
@@ -598,8 +654,8 @@ func (h *Hub) route(l *link, msg any) (dropped []string, listeners []func(string
 		switch {
 		case ch == nil:
 			return nil, nil
-		case ch.wake == WakeTagged && strings.HasPrefix(m.Payload, "="):
-			l.echo = echoMark{channel: echoOf(ch.name), payload: m.Payload[1:]}
+		case ch.wake.kind == wakeTagged && strings.HasPrefix(m.Payload, "="):
+			l.echo = echoMark{channel: ch.wake.echoes, payload: m.Payload[1:]}
 		case echo.channel == m.Channel && echo.payload == m.Payload:
 			// A relock script's own message, whose waiters it woke.
 		default:

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/pubsub"
 )
 
@@ -124,25 +124,25 @@ func TestWakeAll(t *testing.T) {
 // every waiter, "0" included.
 func TestSynchronizerWakes(t *testing.T) {
 	for _, tc := range []struct {
-		prefix  string
+		wake    pubsub.Wake
 		payload string
 		want    int
 	}{
-		{pubsub.SemaphorePrefix, "0", 0},
-		{pubsub.SemaphorePrefix, "2", 2},
-		{pubsub.SemaphorePrefix, "7", 4},
-		{pubsub.SemaphorePrefix, "x", 4},
-		{pubsub.LatchPrefix, "0", 4},
-		{pubsub.LatchPrefix, "1", 4},
+		{pubsub.WakeCount, "0", 0},
+		{pubsub.WakeCount, "2", 2},
+		{pubsub.WakeCount, "7", 4},
+		{pubsub.WakeCount, "x", 4},
+		{pubsub.WakeAll, "0", 4},
+		{pubsub.WakeAll, "1", 4},
 	} {
-		t.Run(tc.prefix+tc.payload, func(t *testing.T) {
+		t.Run(tc.wake.String()+tc.payload, func(t *testing.T) {
 			h, _ := newHub(t, srv)
 			rdb := srv.Client(t)
 			b := newBarrier(t, h, rdb)
-			ch := tc.prefix + "{" + redistest.Key(t) + "}"
+			ch := redistest.Key(t)
 			subs := make([]*pubsub.Subscription, 4)
 			for i := range subs {
-				subs[i] = subscribe(t, h, ch)
+				subs[i] = subscribeAs(t, h, ch, tc.wake)
 			}
 			publish(t, rdb, ch, tc.payload)
 			b.sync()
@@ -314,7 +314,7 @@ func TestConcurrentSubscribeAndClose(t *testing.T) {
 			for range 40 {
 				ch := chans[r.IntN(len(chans))]
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
-				s, err := h.Subscribe(ctx, ch)
+				s, err := h.Subscribe(ctx, ch, pubsub.WakeOne)
 				cancel()
 				if err != nil {
 					errs <- err
@@ -378,7 +378,7 @@ func TestSubscribeEndedContext(t *testing.T) {
 		ch := redistest.Key(t)
 		for i := range 20 {
 			c := ctxs[i%2]
-			if s, err := h.Subscribe(c.ctx, ch); !errors.Is(err, c.want) || s != nil {
+			if s, err := h.Subscribe(c.ctx, ch, pubsub.WakeOne); !errors.Is(err, c.want) || s != nil {
 				t.Fatalf("try %d: Subscribe = %v, %v; want nil, %v", i, s, err, c.want)
 			}
 		}
@@ -392,7 +392,7 @@ func TestSubscribeEndedContext(t *testing.T) {
 		w := subscribe(t, h, ch)
 		for i := range 20 {
 			c := ctxs[i%2]
-			if s, err := h.Subscribe(c.ctx, ch); !errors.Is(err, c.want) || s != nil {
+			if s, err := h.Subscribe(c.ctx, ch, pubsub.WakeOne); !errors.Is(err, c.want) || s != nil {
 				if s != nil {
 					s.Close()
 				}
@@ -441,10 +441,10 @@ func TestHubClose(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := h.Subscribe(context.Background(), ch); !errors.Is(err, pubsub.ErrClosed) {
+	if _, err := h.Subscribe(context.Background(), ch, pubsub.WakeOne); !errors.Is(err, pubsub.ErrClosed) {
 		t.Fatalf("Subscribe after Close = %v, want ErrClosed", err)
 	}
-	if _, err := h.Subscribe(context.Background(), redistest.Key(t)); !errors.Is(err, pubsub.ErrClosed) {
+	if _, err := h.Subscribe(context.Background(), redistest.Key(t), pubsub.WakeOne); !errors.Is(err, pubsub.ErrClosed) {
 		t.Fatalf("Subscribe of a new channel after Close = %v, want ErrClosed", err)
 	}
 	s.Close()

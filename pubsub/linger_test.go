@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/pubsub"
 )
 
@@ -19,7 +19,7 @@ func TestLinger(t *testing.T) {
 	h.SetLinger(linger, 10)
 	rdb := srv.Client(t)
 	ch := redistest.Key(t)
-	if s := h.Live(ch, ""); s != nil {
+	if s := h.Live(ch, pubsub.WakeOne, ""); s != nil {
 		t.Fatal("Live found a channel never subscribed")
 	}
 	s := subscribe(t, h, ch)
@@ -28,7 +28,7 @@ func TestLinger(t *testing.T) {
 	if n := numsub(t, rdb, ch); n != 1 {
 		t.Fatalf("right after the last waiter left: PUBSUB NUMSUB = %d, want 1 (lingering)", n)
 	}
-	live := h.Live(ch, "")
+	live := h.Live(ch, pubsub.WakeOne, "")
 	if live == nil {
 		t.Fatal("Live did not join a lingering channel")
 	}
@@ -39,7 +39,7 @@ func TestLinger(t *testing.T) {
 	if idle := time.Since(left); idle < linger {
 		t.Fatalf("unsubscribed %v after the last waiter left, before the linger of %v", idle, linger)
 	}
-	if s := h.Live(ch, ""); s != nil {
+	if s := h.Live(ch, pubsub.WakeOne, ""); s != nil {
 		t.Fatal("Live joined an unsubscribed channel")
 	}
 }
@@ -74,7 +74,7 @@ func TestTagged(t *testing.T) {
 	defer cancel()
 	subs := make([]*pubsub.Subscription, 4)
 	for i, tag := range []string{"7", "8", "9", "8"} {
-		s, err := h.Join(ctx, ch, tag)
+		s, err := h.Join(ctx, ch, pubsub.WakeOne, tag)
 		if err != nil {
 			t.Fatal(err)
 		}

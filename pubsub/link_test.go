@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/pubsub"
 )
 
@@ -32,7 +32,7 @@ func TestOneConnection(t *testing.T) {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
-			subs[i], errs[i] = h.Subscribe(ctx, chans[i%channels])
+			subs[i], errs[i] = h.Subscribe(ctx, chans[i%channels], pubsub.WakeOne)
 		})
 	}
 	wg.Wait()
@@ -232,7 +232,7 @@ func TestSubscribeContextEndsWhileWaiting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	start := time.Now()
-	sub, err := h.Subscribe(ctx, ch)
+	sub, err := h.Subscribe(ctx, ch, pubsub.WakeOne)
 	elapsed := time.Since(start)
 	if !errors.Is(err, context.DeadlineExceeded) || sub != nil {
 		t.Fatalf("Subscribe on a frozen server = %v, %v; want nil, context.DeadlineExceeded", sub, err)
@@ -266,7 +266,7 @@ func TestCloseWhileSubscribing(t *testing.T) {
 	}
 	res := make(chan error, 1)
 	go func() {
-		_, err := h.Subscribe(context.Background(), redistest.Key(t))
+		_, err := h.Subscribe(context.Background(), redistest.Key(t), pubsub.WakeOne)
 		res <- err
 	}()
 	select {
@@ -321,7 +321,7 @@ func TestChurnDuringReconnects(t *testing.T) {
 		wg.Go(func() {
 			for i := range 30 {
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
-				sub, err := h.Subscribe(ctx, chans[(g+i)%len(chans)])
+				sub, err := h.Subscribe(ctx, chans[(g+i)%len(chans)], pubsub.WakeOne)
 				cancel()
 				if err != nil {
 					errs <- err
@@ -369,7 +369,7 @@ func TestShardedNeedsCluster(t *testing.T) {
 	rdb := srv.Client(t)
 	h := pubsub.New(rdb, true, nil)
 	defer h.Close()
-	if s, err := h.Subscribe(context.Background(), redistest.Key(t)); err == nil || s != nil {
+	if s, err := h.Subscribe(context.Background(), redistest.Key(t), pubsub.WakeOne); err == nil || s != nil {
 		t.Fatalf("sharded Subscribe on a non-cluster client = %v, %v; want an error", s, err)
 	}
 	if got := h.Connections(); got != 0 {

@@ -11,8 +11,9 @@ import (
 // matters (a client's channel for notices), where waiters' channels
 // carry wake-ups that may be merged or handed to one waiter: each
 // message is told to every listener of the channel, none is dropped or
-// merged, and the channel's waiters, if any, are woken as its name says
-// (WakeOf).
+// merged, and the channel's waiters, if any, are woken as its Wake says.
+// wake is stated as Subscribe states it: the channel's first subscriber,
+// waiter or listener, fixes it.
 //
 // Listen does not wait for the server: it queues the subscription and
 // returns, so that a caller that must not wait (an acquire) can start
@@ -27,7 +28,8 @@ import (
 // f is called on the goroutine that reads the channel's connection, one
 // message at a time, in the order the server sent them, with no lock
 // held. It must not block: every channel of the connection waits for it.
-func (h *Hub) Listen(ctx context.Context, channel string, f func(payload string)) error {
+func (h *Hub) Listen(ctx context.Context, channel string, wake Wake, f func(payload string)) error {
+	wake.check()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -43,7 +45,10 @@ func (h *Hub) Listen(ctx context.Context, channel string, f func(payload string)
 	if h.closed {
 		return ErrClosed
 	}
-	ch := h.channelLocked(l, channel)
+	ch := h.channelLocked(l, channel, wake)
+	if ch.wake != wake {
+		panic(mismatch(ch, wake))
+	}
 	if i := slices.Index(h.idle, ch); i >= 0 {
 		// A lingering channel, now in use again.
 		h.idle = slices.Delete(h.idle, i, i+1)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/pubsub"
 )
 
@@ -38,8 +38,14 @@ func (l listener) next(t *testing.T) string {
 
 func listen(t *testing.T, h *pubsub.Hub, channel string) listener {
 	t.Helper()
+	return listenAs(t, h, channel, pubsub.WakeOne)
+}
+
+// listenAs is listen for a channel with wake policy wake.
+func listenAs(t *testing.T, h *pubsub.Hub, channel string, wake pubsub.Wake) listener {
+	t.Helper()
 	l := newListener()
-	if err := h.Listen(context.Background(), channel, l.tell); err != nil {
+	if err := h.Listen(context.Background(), channel, wake, l.tell); err != nil {
 		t.Fatalf("Listen(%q): %v", channel, err)
 	}
 	return l
@@ -139,13 +145,13 @@ func TestListenErrors(t *testing.T) {
 	h, _ := newHub(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := h.Listen(ctx, redistest.Key(t), newListener().tell); !errors.Is(err, context.Canceled) {
+	if err := h.Listen(ctx, redistest.Key(t), pubsub.WakeOne, newListener().tell); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Listen with an ended context = %v, want context.Canceled", err)
 	}
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Listen(context.Background(), redistest.Key(t), newListener().tell); !errors.Is(err, pubsub.ErrClosed) {
+	if err := h.Listen(context.Background(), redistest.Key(t), pubsub.WakeOne, newListener().tell); !errors.Is(err, pubsub.ErrClosed) {
 		t.Fatalf("Listen on a closed hub = %v, want ErrClosed", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/pubsub"
 )
 
@@ -43,13 +43,20 @@ func newHub(t *testing.T, s *redistest.Server) (*pubsub.Hub, string) {
 	return h, name
 }
 
-// subscribe subscribes to channel or fails the test; the subscription is
-// closed when t ends (a second Close is harmless).
+// subscribe subscribes to channel, a lock's (pubsub.WakeOne), or fails
+// the test; the subscription is closed when t ends (a second Close is
+// harmless).
 func subscribe(t *testing.T, h *pubsub.Hub, channel string) *pubsub.Subscription {
+	t.Helper()
+	return subscribeAs(t, h, channel, pubsub.WakeOne)
+}
+
+// subscribeAs is subscribe for a channel with wake policy wake.
+func subscribeAs(t *testing.T, h *pubsub.Hub, channel string, wake pubsub.Wake) *pubsub.Subscription {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	s, err := h.Subscribe(ctx, channel)
+	s, err := h.Subscribe(ctx, channel, wake)
 	if err != nil {
 		t.Fatalf("Subscribe(%q): %v", channel, err)
 	}

@@ -3,7 +3,8 @@ package pubsub_test
 import (
 	"testing"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/pubsub"
 )
 
@@ -13,13 +14,13 @@ import (
 func TestLatchNotes(t *testing.T) {
 	h, _ := newHub(t, srv)
 	rdb := srv.Client(t)
-	ch := pubsub.LatchPrefix + "{" + redistest.Key(t) + "}"
+	ch := layout.LatchChannel(redistest.Key(t))
 	if _, live := h.Wakes(ch); live {
 		t.Fatal("Wakes: live before any subscription")
 	}
-	a, b := subscribe(t, h, ch), subscribe(t, h, ch)
+	a, b := subscribeAs(t, h, ch, pubsub.WakeAll), subscribeAs(t, h, ch, pubsub.WakeAll)
 	// The listener tells when the hub has routed a message.
-	heard := listen(t, h, ch)
+	heard := listenAs(t, h, ch, pubsub.WakeAll)
 	s0, live := h.Wakes(ch)
 	if !live {
 		t.Fatal("Wakes: not live once subscribed")
@@ -56,10 +57,10 @@ func TestLatchNotes(t *testing.T) {
 func TestWakeStampsNeverRepeat(t *testing.T) {
 	h, _ := newHub(t, srv)
 	rdb := srv.Client(t)
-	ch := pubsub.LatchPrefix + "{" + redistest.Key(t) + "}"
+	ch := layout.LatchChannel(redistest.Key(t))
 	seen := map[uint64]bool{}
 	for range 3 {
-		s := subscribe(t, h, ch)
+		s := subscribeAs(t, h, ch, pubsub.WakeAll)
 		stamp, live := h.Wakes(ch)
 		if !live || seen[stamp] {
 			t.Fatalf("Wakes = %d, %v; want live and a stamp not seen before (%v)", stamp, live, seen)

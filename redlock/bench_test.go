@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/redlock"
 	"github.com/relock-go/relock/scripts"
 )
@@ -17,10 +17,7 @@ import (
 // five shared masters: the masters are asked at once, so it should cost
 // about two round trips, not ten.
 func BenchmarkLockUnlock(b *testing.B) {
-	rl, err := redlock.New(redistest.Key(b), clientsOn(b, shared[:], nil), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	rl := redlock.New(redistest.Key(b), clientsOn(b, shared[:], nil), nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		ctx, err := rl.Lock(context.Background())
@@ -47,12 +44,12 @@ func BenchmarkSequentialBaseline(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, rdb := range rdbs {
-			if n, err := scripts.Acquire.Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Int64(); n != 1 || err != nil {
+			if n, err := scripts.Acquire().Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Int64(); n != 1 || err != nil {
 				b.Fatalf("acquire: %d, %v", n, err)
 			}
 		}
 		for _, rdb := range rdbs {
-			if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH", "1").Err(); err != nil {
+			if err := scripts.Unlock().Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH", "1").Err(); err != nil {
 				b.Fatalf("unlock: %v", err)
 			}
 		}
@@ -98,10 +95,7 @@ func slowClients(b *testing.B) ([]*relock.Client, []*redis.Client) {
 // every command: about 2 x 2ms when the masters are asked at once.
 func BenchmarkLockUnlockLatency2ms(b *testing.B) {
 	rcs, _ := slowClients(b)
-	rl, err := redlock.New(redistest.Key(b), rcs, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	rl := redlock.New(redistest.Key(b), rcs, nil)
 	for b.Loop() {
 		ctx, err := rl.Lock(context.Background())
 		if err != nil {
@@ -122,12 +116,12 @@ func BenchmarkSequentialLatency2ms(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		for _, rdb := range rdbs {
-			if n, err := scripts.Acquire.Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Int64(); n != 1 || err != nil {
+			if n, err := scripts.Acquire().Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Int64(); n != 1 || err != nil {
 				b.Fatalf("acquire: %d, %v", n, err)
 			}
 		}
 		for _, rdb := range rdbs {
-			if err := scripts.Unlock.Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH", "1").Err(); err != nil {
+			if err := scripts.Unlock().Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH", "1").Err(); err != nil {
 				b.Fatalf("unlock: %v", err)
 			}
 		}

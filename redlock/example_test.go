@@ -27,10 +27,7 @@ func Example() {
 		clients = append(clients, rc)
 	}
 
-	rl, err := redlock.New("payments:settle", clients, nil)
-	if err != nil {
-		log.Fatal(err)
-	}
+	rl := redlock.New("payments:settle", clients, nil)
 	ctx, err := rl.Lock(context.Background())
 	if err != nil {
 		log.Fatal(err)

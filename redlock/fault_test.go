@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/redlock"
 	"github.com/relock-go/relock/reentrant"
 )
@@ -82,10 +82,7 @@ func TestCloseEndsWait(t *testing.T) {
 		t.Run(tc.what, func(t *testing.T) {
 			servers := shared[:3]
 			name := redistest.Key(t)
-			holder, err := redlock.New(name, clientsOn(t, servers, nil), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			holder := redlock.New(name, clientsOn(t, servers, nil), nil)
 			hctx, err := holder.Lock(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -97,10 +94,7 @@ func TestCloseEndsWait(t *testing.T) {
 			for i, s := range servers {
 				rcs[i] = s.Counted(t, &counts[i])
 			}
-			waiter, err := redlock.New(name, rcs, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			waiter := redlock.New(name, rcs, nil)
 			// A waiter without a deadline; cancelled only when the test
 			// ends, so that a hang fails the test without blocking the
 			// rest.
@@ -191,21 +185,16 @@ func TestDeadMaster(t *testing.T) {
 	servers := startServers(t, 3)
 	servers[2].Kill()
 	name := redistest.Key(t)
-	holder, err := redlock.New(name, clientsOn(t, servers, nil), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder := redlock.New(name, clientsOn(t, servers, nil), nil)
 	bound := redlock.DefaultNodeTimeout + margin
 
 	var hctx context.Context
+	var err error
 	within(t, bound, "Lock", func() { hctx, err = holder.Lock(context.Background()) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := redlock.New(name, clientsOn(t, servers, nil), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := redlock.New(name, clientsOn(t, servers, nil), nil)
 	// A refused attempt is undone, on the dead master too: while
 	// go-redis is still dialling it, the acquire fails with the call's
 	// deadline rather than a dial error, so it may have been sent. The
@@ -234,10 +223,7 @@ func TestDeadMaster(t *testing.T) {
 	const nodeTimeout = 50 * time.Millisecond
 	var count redistest.ScriptCounter
 	wrcs := append([]*relock.Client{servers[0].Counted(t, &count)}, clientsOn(t, servers[1:], nil)...)
-	waiter, err := redlock.New(name, wrcs, &redlock.Options{NodeTimeout: nodeTimeout, RetryMin: 10 * time.Millisecond, RetryMax: 30 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
+	waiter := redlock.New(name, wrcs, &redlock.Options{NodeTimeout: nodeTimeout, RetryMin: 10 * time.Millisecond, RetryMax: 30 * time.Millisecond})
 	wctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	type result struct {
@@ -290,21 +276,16 @@ func TestFrozenMaster(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = servers[2].Resume() })
 	name := redistest.Key(t)
-	holder, err := redlock.New(name, clientsOn(t, servers, nil), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder := redlock.New(name, clientsOn(t, servers, nil), nil)
 	bound := redlock.DefaultNodeTimeout + margin
 	var hctx context.Context
+	var err error
 	within(t, bound, "Lock", func() { hctx, err = holder.Lock(context.Background()) })
 	if err != nil {
 		t.Fatal(err)
 	}
 	orcs := clientsOn(t, servers, nil)
-	other, err := redlock.New(name, orcs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := redlock.New(name, orcs, nil)
 	within(t, bound, "a refused TryLock(0)", func() {
 		if _, err := other.TryLock(context.Background(), 0); !errors.Is(err, relock.ErrNotAcquired) {
 			t.Errorf("TryLock(0) of a held lock = %v, want ErrNotAcquired", err)
@@ -335,10 +316,7 @@ func TestTwoDeadMasters(t *testing.T) {
 	servers[1].Kill()
 	servers[2].Kill()
 	name := redistest.Key(t)
-	rl, err := redlock.New(name, clientsOn(t, servers, nil), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rl := redlock.New(name, clientsOn(t, servers, nil), nil)
 	const wait = 500 * time.Millisecond
 	within(t, wait+redlock.DefaultNodeTimeout+margin, "Lock with a 500ms context", func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -362,10 +340,7 @@ func TestShutdownReleases(t *testing.T) {
 	servers := shared[:3]
 	rcs := clientsOn(t, servers, nil)
 	name := redistest.Key(t)
-	rl, err := redlock.New(name, rcs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rl := redlock.New(name, rcs, nil)
 	ctx, err := rl.Lock(bg)
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 			Sent:  a.start,
 			Lease: rl.opts.Lease,
 			Renewal: watchdog.Renewal{
-				Script: scripts.Renew,
+				Script: scripts.Renew(),
 				Keys:   []string{rl.name},
 				Args:   []any{core.Millis(node.WatchdogTimeout), key.Field},
 			},
@@ -122,6 +122,9 @@ func (rl *RedLock) checkQuorumLocked(owner int64, h *hold) {
 // masters and returns an error matching relock.ErrClosed: the closed
 // client's record, no longer renewed, expires with its lease.
 func (rl *RedLock) Unlock(ctx context.Context) error {
+	if rl.err != nil {
+		return rl.err
+	}
 	owner, ok := core.OwnerFrom(ctx)
 	if !ok {
 		return fmt.Errorf("redlock: unlock %q: %w", rl.name, relock.ErrNoOwner)
@@ -131,7 +134,7 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	closed := make([]bool, len(rl.nodes))
 	var g errgroup.Group
 	for i, node := range rl.nodes {
-		end, err := node.Begin()
+		end, err := node.Begin(ctx)
 		if err != nil {
 			closed[i], errs[i] = true, fmt.Errorf("%s: %w", node.Server(), err)
 			continue

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/redlock"
 )
 
@@ -17,10 +17,7 @@ func TestUnlockWithoutOwner(t *testing.T) {
 	bg := context.Background()
 	servers := startServers(t, 3)
 	name := redistest.Key(t)
-	rl, err := redlock.New(name, clientsOn(t, servers, nil), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rl := redlock.New(name, clientsOn(t, servers, nil), nil)
 	ctx, err := rl.Lock(bg)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -44,8 +45,9 @@ type Options struct {
 	RetryMin, RetryMax time.Duration
 }
 
-// A RedLock is a lock held by a quorum of independent masters. It is safe
-// for concurrent use. Create one with New.
+// A RedLock is a lock held by a quorum of independent masters. It is
+// cheap to create, does no I/O until used, and is safe for concurrent
+// use. Create one with New.
 type RedLock struct {
 	name   string
 	keys   []string // the lock hash, its channel and relock's waiter registry on every master
@@ -54,7 +56,11 @@ type RedLock struct {
 	lease  time.Duration // fixed lease, or the shortest watchdog timeout
 	fixed  bool
 	opts   Options
+	err    error // bad input found by New, returned by every method
 
+	// mu guards holds and the holds in it. It comes before core's locks
+	// (internal/core's package doc) and is never held across a call into
+	// core.
 	mu    sync.Mutex
 	holds map[int64]*hold // by owner
 }
@@ -69,34 +75,40 @@ type hold struct {
 var _ relock.Locker = (*RedLock)(nil)
 
 // New returns the RedLock named name over clients, each talking to an
-// independent Redis master. It fails with an error matching
-// relock.ErrInvalidArgument (or relock.ErrInvalidName) on bad input: no
-// clients, a nil or repeated one, a negative option, a NodeTimeout not
-// below the lease.
-func New(name string, clients []*relock.Client, opts *Options) (*RedLock, error) {
-	if err := core.ValidateName(name); err != nil {
-		return nil, fmt.Errorf("redlock: %w", err)
-	}
+// independent Redis master. Bad input (an invalid name, no clients, a nil
+// or repeated one, a negative option, a NodeTimeout not below the lease)
+// is not reported here but by every method of the returned RedLock, as
+// an error matching relock.ErrInvalidArgument (or relock.ErrInvalidName).
+func New(name string, clients []*relock.Client, opts *Options) *RedLock {
 	rl := &RedLock{name: name, holds: make(map[int64]*hold), keys: []string{
-		name, core.Prefix("redisson_lock__channel", name), core.Prefix("relock_lock_waiters", name),
+		name, layout.LockChannel(name), layout.LockWaiters(name),
 	}}
 	if opts != nil {
 		rl.opts = *opts
 	}
+	rl.err = rl.init(clients)
+	return rl
+}
+
+// init validates rl's input and sets up its masters.
+func (rl *RedLock) init(clients []*relock.Client) error {
+	if err := core.ValidateName(rl.name); err != nil {
+		return fmt.Errorf("redlock: %w", err)
+	}
 	if err := rl.setOptions(); err != nil {
-		return nil, err
+		return err
 	}
 	if len(clients) == 0 {
-		return nil, fmt.Errorf("redlock: no clients: %w", relock.ErrInvalidArgument)
+		return fmt.Errorf("redlock: no clients: %w", relock.ErrInvalidArgument)
 	}
 	seen := make(map[string]bool)
 	for i, rc := range clients {
 		c := core.Of(rc)
 		if c == nil {
-			return nil, fmt.Errorf("redlock: client %d is nil: %w", i, relock.ErrInvalidArgument)
+			return fmt.Errorf("redlock: client %d is nil: %w", i, relock.ErrInvalidArgument)
 		}
 		if seen[c.Server()] {
-			return nil, fmt.Errorf("redlock: two clients of %s: %w", c.Server(), relock.ErrInvalidArgument)
+			return fmt.Errorf("redlock: two clients of %s: %w", c.Server(), relock.ErrInvalidArgument)
 		}
 		seen[c.Server()] = true
 		rl.nodes = append(rl.nodes, c)
@@ -106,9 +118,9 @@ func New(name string, clients []*relock.Client, opts *Options) (*RedLock, error)
 	}
 	rl.quorum = len(rl.nodes)/2 + 1
 	if rl.opts.NodeTimeout >= rl.lease {
-		return nil, fmt.Errorf("redlock: NodeTimeout %v not below the lease %v: %w", rl.opts.NodeTimeout, rl.lease, relock.ErrInvalidArgument)
+		return fmt.Errorf("redlock: NodeTimeout %v not below the lease %v: %w", rl.opts.NodeTimeout, rl.lease, relock.ErrInvalidArgument)
 	}
-	return rl, nil
+	return nil
 }
 
 func (rl *RedLock) setOptions() error {
@@ -139,8 +151,14 @@ func (rl *RedLock) setOptions() error {
 // Name returns the lock's name, its key on every master.
 func (rl *RedLock) Name() string { return rl.name }
 
-// Quorum returns how many masters must hold the lock.
-func (rl *RedLock) Quorum() int { return rl.quorum }
+// Quorum returns how many masters must hold the lock (0 for a RedLock
+// made with bad input).
+func (rl *RedLock) Quorum() int {
+	if rl.err != nil {
+		return 0
+	}
+	return rl.quorum
+}
 
 // Lock tries until a quorum of masters holds the lock for ctx's owner (a
 // new one if ctx carries none), or ctx ends (an error matching both
@@ -159,6 +177,9 @@ func (rl *RedLock) Lock(ctx context.Context) (context.Context, error) {
 // TryLock is Lock giving up after wait (0: one attempt) with an error
 // matching relock.ErrNotAcquired.
 func (rl *RedLock) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	if rl.err != nil {
+		return nil, rl.err
+	}
 	if wait < 0 {
 		return nil, fmt.Errorf("redlock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
 	}
@@ -166,6 +187,9 @@ func (rl *RedLock) TryLock(ctx context.Context, wait time.Duration) (context.Con
 }
 
 func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (lctx context.Context, err error) {
+	if rl.err != nil {
+		return nil, rl.err
+	}
 	// The first client's Observer is told of the RedLock's acquires.
 	rounds := 0
 	if observed := rl.nodes[0].StartAcquire(ctx, "redlock", rl.name); observed != nil {
@@ -217,7 +241,7 @@ func (rl *RedLock) waitCases(ctx context.Context, retry *time.Timer) []reflect.S
 		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(retry.C)},
 		reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
 	for _, node := range rl.nodes {
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(node.Hub.Done())})
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(node.Hub().Done())})
 	}
 	return cases
 }
@@ -229,8 +253,13 @@ func (rl *RedLock) waitCases(ctx context.Context, retry *time.Timer) []reflect.S
 // on every master: nothing taken is left locked. It returns the lock
 // context, or the failed attempt.
 func (rl *RedLock) round(ctx context.Context, owner int64, undos *sync.WaitGroup) (context.Context, *attempt, error) {
+	// Every client's pub/sub mode is known first (Check): a wait for
+	// one keeps no other client's Close waiting.
+	if err := rl.checkOpen(ctx); err != nil {
+		return nil, nil, err
+	}
 	for _, n := range rl.nodes {
-		end, err := n.Begin()
+		end, err := n.Begin(ctx)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", n.Server(), err)
 		}
@@ -239,7 +268,7 @@ func (rl *RedLock) round(ctx context.Context, owner int64, undos *sync.WaitGroup
 	a := rl.attempt(ctx, owner)
 	var err error
 	if a.ok() {
-		err = rl.checkOpen()
+		err = rl.checkOpen(ctx)
 		if err == nil {
 			var lctx context.Context
 			if lctx, err = rl.granted(ctx, owner, a); err == nil {
@@ -249,16 +278,16 @@ func (rl *RedLock) round(ctx context.Context, owner int64, undos *sync.WaitGroup
 	}
 	rl.undo(ctx, owner, a, undos)
 	if err == nil {
-		err = rl.checkOpen()
+		err = rl.checkOpen(ctx)
 	}
 	return nil, a, err
 }
 
 // checkOpen returns an error matching relock.ErrClosed once any client
-// has closed.
-func (rl *RedLock) checkOpen() error {
+// has closed, and waits for each client's pub/sub mode (core.Client.Check).
+func (rl *RedLock) checkOpen(ctx context.Context) error {
 	for _, n := range rl.nodes {
-		if err := n.Check(); err != nil {
+		if err := n.Check(ctx); err != nil {
 			return fmt.Errorf("%s: %w", n.Server(), err)
 		}
 	}
@@ -316,7 +345,7 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 			}
 			nctx, cancel := context.WithTimeout(base, rl.opts.NodeTimeout)
 			defer cancel()
-			reply, err := core.EvalWithin(nctx, node.Scripts, scripts.Acquire, []string{rl.name, rl.keys[2]}, rl.leaseOf(node), field, "0")
+			reply, err := core.EvalWithin(nctx, node.Scripts, scripts.Acquire(), []string{rl.name, rl.keys[2]}, rl.leaseOf(node), field, "0")
 			a.acquired[i] = err == nil && core.OneReply(reply)
 			if err != nil {
 				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
@@ -382,5 +411,5 @@ func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner int6
 func (rl *RedLock) unlockField(ctx context.Context, node *core.Client, field string, all bool) (any, error) {
 	nctx, cancel := context.WithTimeout(ctx, rl.opts.NodeTimeout)
 	defer cancel()
-	return core.EvalWithin(nctx, node.Scripts, scripts.Unlock, rl.keys, rl.leaseOf(node), field, node.PublishArg, core.Flag(all))
+	return core.EvalWithin(nctx, node.Scripts, scripts.Unlock(), rl.keys, rl.leaseOf(node), field, node.PublishArg(), core.Flag(all))
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/redlock"
 )
 
@@ -17,10 +17,7 @@ import (
 func TestQuorum(t *testing.T) {
 	servers := startServers(t, 5)
 	name := redistest.Key(t)
-	rl, err := redlock.New(name, clientsOn(t, servers, nil), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rl := redlock.New(name, clientsOn(t, servers, nil), nil)
 	if rl.Quorum() != 3 {
 		t.Fatalf("quorum of 5 = %d", rl.Quorum())
 	}
@@ -45,7 +42,7 @@ func TestQuorum(t *testing.T) {
 	servers[4].Kill()
 	lockUnlock(3)
 	servers[2].Kill()
-	_, err = rl.TryLock(context.Background(), 500*time.Millisecond)
+	_, err := rl.TryLock(context.Background(), 500*time.Millisecond)
 	if !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("TryLock with 2 of 5 up = %v, want ErrNotAcquired", err)
 	}
@@ -61,10 +58,7 @@ func TestRestartedMaster(t *testing.T) {
 	servers := startServers(t, 5)
 	name := redistest.Key(t)
 	opts := &relock.Options{WatchdogTimeout: time.Second}
-	holder, err := redlock.New(name, clientsOn(t, servers, opts), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	holder := redlock.New(name, clientsOn(t, servers, opts), nil)
 	hctx, err := holder.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -72,10 +66,7 @@ func TestRestartedMaster(t *testing.T) {
 	if err := servers[0].Restart(); err != nil {
 		t.Fatal(err)
 	}
-	other, err := redlock.New(name, clientsOn(t, servers, opts), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := redlock.New(name, clientsOn(t, servers, opts), nil)
 	if _, err := other.TryLock(context.Background(), 700*time.Millisecond); !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("second contender after a restart = %v, want ErrNotAcquired", err)
 	}
@@ -97,10 +88,7 @@ func TestRestartedMaster(t *testing.T) {
 func TestRenewalLosesMajority(t *testing.T) {
 	servers := startServers(t, 3)
 	const timeout = time.Second
-	rl, err := redlock.New(redistest.Key(t), clientsOn(t, servers, &relock.Options{WatchdogTimeout: timeout}), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rl := redlock.New(redistest.Key(t), clientsOn(t, servers, &relock.Options{WatchdogTimeout: timeout}), nil)
 	ctx, err := rl.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -133,10 +121,7 @@ func TestRenewalLosesMajority(t *testing.T) {
 func TestReentrancy(t *testing.T) {
 	name := redistest.Key(t)
 	rcs := clientsOn(t, shared[:], nil)
-	rl, err := redlock.New(name, rcs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rl := redlock.New(name, rcs, nil)
 	ctx, err := rl.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -151,10 +136,7 @@ func TestReentrancy(t *testing.T) {
 			t.Fatalf("master %d after the nested Lock: %v, want the owner's count 2", i, fields)
 		}
 	}
-	other, err := redlock.New(name, clientsOn(t, shared[:], nil), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := redlock.New(name, clientsOn(t, shared[:], nil), nil)
 	if _, err := other.TryLock(context.Background(), 0); !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("another owner's TryLock = %v", err)
 	}
@@ -191,10 +173,7 @@ func ownerOf(t *testing.T, fields map[string]string) string {
 // TestFixedLease: the context's deadline is the end of the validity.
 func TestFixedLease(t *testing.T) {
 	const lease = 2 * time.Second
-	rl, err := redlock.New(redistest.Key(t), clientsOn(t, shared[:], nil), &redlock.Options{Lease: lease})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rl := redlock.New(redistest.Key(t), clientsOn(t, shared[:], nil), &redlock.Options{Lease: lease})
 	start := time.Now()
 	ctx, err := rl.Lock(context.Background())
 	if err != nil {
@@ -222,10 +201,7 @@ func TestExclusion(t *testing.T) {
 	raw := shared[0].Client(t)
 	var wg sync.WaitGroup
 	for range contenders {
-		rl, err := redlock.New(name, clientsOn(t, shared[:], nil), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rl := redlock.New(name, clientsOn(t, shared[:], nil), nil)
 		wg.Go(func() {
 			for range iterations {
 				ctx, err := rl.Lock(context.Background())
@@ -253,7 +229,7 @@ func TestExclusion(t *testing.T) {
 	}
 }
 
-// TestBadInput: New refuses what cannot work.
+// TestBadInput: a RedLock made of what cannot work refuses every call.
 func TestBadInput(t *testing.T) {
 	rcs := clientsOn(t, shared[:3], nil)
 	closed, err := relock.New(shared[3].Client(t), nil)
@@ -276,14 +252,18 @@ func TestBadInput(t *testing.T) {
 		"retry max < min":      {"x", rcs, &redlock.Options{RetryMin: time.Second, RetryMax: time.Millisecond}, relock.ErrInvalidArgument},
 		"drift factor 1":       {"x", rcs, &redlock.Options{DriftFactor: 1}, relock.ErrInvalidArgument},
 	} {
-		if rl, err := redlock.New(tc.name, tc.clients, tc.opts); !errors.Is(err, tc.want) || rl != nil {
-			t.Errorf("%s: New = %v, %v; want %v", what, rl, err, tc.want)
+		rl := redlock.New(tc.name, tc.clients, tc.opts)
+		if _, err := rl.Lock(context.Background()); !errors.Is(err, tc.want) {
+			t.Errorf("%s: Lock = %v; want %v", what, err, tc.want)
+		}
+		if _, err := rl.TryLock(context.Background(), 0); !errors.Is(err, tc.want) {
+			t.Errorf("%s: TryLock = %v; want %v", what, err, tc.want)
+		}
+		if err := rl.Unlock(relock.WithNewOwner(context.Background())); !errors.Is(err, tc.want) {
+			t.Errorf("%s: Unlock = %v; want %v", what, err, tc.want)
 		}
 	}
-	rl, err := redlock.New("x", []*relock.Client{rcs[0], closed}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rl := redlock.New("x", []*relock.Client{rcs[0], closed}, nil)
 	if _, err := rl.Lock(context.Background()); !errors.Is(err, relock.ErrClosed) {
 		t.Errorf("Lock with a closed client = %v, want ErrClosed", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -63,21 +64,21 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	}
 	m := &Mutex{fencing: o.Fencing}
 	m.l.Init("reentrant", rc, name, o.Lease)
-	channel, waiters := core.Prefix("redisson_lock__channel", name), core.Prefix("relock_lock_waiters", name)
+	channel, waiters := layout.LockChannel(name), layout.LockWaiters(name)
 	m.keys = [3]string{name, channel, waiters}
 	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
 	m.acquireKeys = [3]string{name, waiters}
 	m.acquireBoxed = [3]any{boxed[0], boxed[2]}
-	acquire, n := scripts.Acquire, 2
+	acquire, n := scripts.Acquire(), 2
 	if o.Fencing {
-		token := core.Prefix("redisson_lock_token", name)
+		token := layout.LockToken(name)
 		m.acquireKeys[2], m.acquireBoxed[2] = token, token
-		acquire, n = scripts.FencedAcquire, 3
+		acquire, n = scripts.FencedAcquire(), 3
 	}
 	m.acquireCall.Bind(acquire, m.acquireKeys[:n], m.acquireBoxed[:n])
-	m.unlockCall.Bind(scripts.Unlock, m.keys[:], boxed)
+	m.unlockCall.Bind(scripts.Unlock(), m.keys[:], boxed)
 	if m.l.C != nil {
-		m.clientChannel = channel + ":" + m.l.C.ID
+		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
 	}
 	m.l.Ops = (*ops)(m)
 	// A fenced waiter is never handed the lock (a grant would draw no
@@ -153,7 +154,7 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.l.TTL
 // value the acquire of its latest Lock drew. It needs Options.Fencing and
 // does no I/O.
 func (m *Mutex) Token(ctx context.Context) (int64, error) {
-	if err := m.l.Check(); err != nil {
+	if err := m.l.Check(ctx); err != nil {
 		return 0, err
 	}
 	if !m.fencing {

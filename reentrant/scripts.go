@@ -63,17 +63,17 @@ func (o *ops) Channel(field string) (string, string) {
 func (o *ops) Foreign(string) string { return o.keys[1] }
 
 func (o *ops) GiveUp(ctx context.Context, f hashlock.Field, holding bool) error {
-	_, err := core.Eval(ctx, o.l.C.Redis, scripts.GiveUp, o.keys[:], f.Arg, o.l.C.PublishArg, o.l.LeaseArg(),
+	_, err := core.Eval(ctx, o.l.C.Redis, scripts.GiveUp(), o.keys[:], f.Arg, o.l.C.PublishArg(), o.l.LeaseArg(),
 		core.Flag(holding), core.Flag(o.fencing))
 	return err
 }
 
 func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
-	return o.unlockCall.Run(ctx, rdb, o.l.LeaseArg(), f.Arg, o.l.C.PublishArg, core.Flag(last))
+	return o.unlockCall.Run(ctx, rdb, o.l.LeaseArg(), f.Arg, o.l.C.PublishArg(), core.Flag(last))
 }
 
 func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, o.l.C.Redis, scripts.ForceUnlock, o.keys[:], o.l.C.PublishArg, o.l.LeaseArg())
+	return core.Eval(ctx, o.l.C.Redis, scripts.ForceUnlock(), o.keys[:], o.l.C.PublishArg(), o.l.LeaseArg())
 }
 
 // fencedAcquired reports whether a fenced acquire's reply is {1, token}.

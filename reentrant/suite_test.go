@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/locktest"
+	"github.com/relock-go/relock/internal/testing/locktest"
 	"github.com/relock-go/relock/reentrant"
 )
 

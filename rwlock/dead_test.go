@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/rwlock"
 )
 
@@ -54,7 +54,7 @@ func TestDeadReader(t *testing.T) {
 	bg := context.Background()
 	raw := srv.Client(t)
 	name := redistest.Key(t)
-	const lease = time.Second
+	lease := redistest.Short(time.Second, 500*time.Millisecond)
 	opts := &relock.Options{WatchdogTimeout: lease}
 
 	child, childID := redistest.StartChild(t, "read", srv.Addr, name, strconv.FormatInt(lease.Milliseconds(), 10))

@@ -3,12 +3,12 @@ package rwlock
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/internal/layout"
 )
 
 // Options configure an RWMutex. A nil *Options and zero fields mean the
@@ -38,11 +38,8 @@ func New(rc *relock.Client, name string, opts *Options) *RWMutex {
 	}
 	// Every owner's timeout keys start with the lock name's hash tag:
 	// "{<name>}", or the name itself when it carries a tag.
-	tagged := "{" + name + "}"
-	if strings.Contains(name, "{") {
-		tagged = name
-	}
-	rw := &RWMutex{keys: []string{name, core.Prefix("redisson_rwlock", name)}}
+	tagged := layout.ReadTimeoutsPrefix(name)
+	rw := &RWMutex{keys: []string{name, layout.RWLockChannel(name)}}
 	rw.r = newSide(rc, name, o.Lease, "read", rw.keys, tagged)
 	rw.w = newSide(rc, name, o.Lease, "write", rw.keys, tagged)
 	return rw
@@ -165,7 +162,7 @@ func (s *Side) Unlock(ctx context.Context) error { return s.l.Unlock(ctx) }
 func (s *Side) ForceUnlock(ctx context.Context) (bool, error) { return s.forceUnlock(ctx, s.mode) }
 
 func (s *Side) forceUnlock(ctx context.Context, mode string) (bool, error) {
-	end, err := s.l.Begin()
+	end, err := s.l.Begin(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -188,7 +185,7 @@ func (s *Side) forceUnlock(ctx context.Context, mode string) (bool, error) {
 
 // IsLocked reports whether the lock is held in this side's mode.
 func (s *Side) IsLocked(ctx context.Context) (bool, error) {
-	if err := s.l.Check(); err != nil {
+	if err := s.l.Check(ctx); err != nil {
 		return false, err
 	}
 	mode, _, err := core.OptionalString(s.l.C.Redis.HGet(ctx, s.l.Name, "mode"))

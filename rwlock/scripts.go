@@ -9,6 +9,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/watchdog"
 )
@@ -18,7 +19,7 @@ const upgradeReply = -3
 
 // timeoutPrefix is the prefix of a reader's per-hold timeout keys.
 func (s *Side) timeoutPrefix(readerField string) string {
-	return s.tagged + ":" + readerField + ":rwlock_timeout"
+	return layout.ReadTimeoutPrefix(s.l.Name, readerField)
 }
 
 // readerOf returns the reader field of an owner field of either side.
@@ -35,10 +36,10 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode) (h
 	var reply any
 	var err error
 	if s.readers {
-		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWReadAcquire, []string{s.l.Name, s.timeoutPrefix(field)},
+		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWReadAcquire(), []string{s.l.Name, s.timeoutPrefix(field)},
 			lease, f.Arg, writerField(field))
 	} else {
-		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWWriteAcquire, s.keys[:1],
+		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWWriteAcquire(), s.keys[:1],
 			lease, f.Arg, s.readerOf(field))
 	}
 	switch {
@@ -52,16 +53,16 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode) (h
 
 func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, _ bool) (any, error) {
 	s := (*Side)(o)
-	pub := s.l.C.PublishArg
+	pub := s.l.C.PublishArg()
 	if s.readers {
-		return core.Eval(ctx, rdb, scripts.RWReadUnlock,
+		return core.Eval(ctx, rdb, scripts.RWReadUnlock(),
 			[]string{s.l.Name, s.keys[1], s.timeoutPrefix(f.S), s.tagged}, f.Arg, pub)
 	}
-	return core.Eval(ctx, rdb, scripts.RWWriteUnlock, s.keys, s.l.LeaseArg(), f.Arg, pub)
+	return core.Eval(ctx, rdb, scripts.RWWriteUnlock(), s.keys, s.l.LeaseArg(), f.Arg, pub)
 }
 
 func (s *Side) forceScript(ctx context.Context, mode string) (any, error) {
-	return core.Eval(ctx, s.l.C.Redis, scripts.RWForceUnlock, []string{s.l.Name, s.keys[1], s.tagged}, mode, s.l.C.Publish)
+	return core.Eval(ctx, s.l.C.Redis, scripts.RWForceUnlock(), []string{s.l.Name, s.keys[1], s.tagged}, mode, s.l.C.Publish())
 }
 
 // Channel is where both sides' waiters are woken, untagged: the lock's
@@ -76,7 +77,7 @@ func (o *ops) Renewal(f hashlock.Field) watchdog.Renewal {
 		return s.l.HashRenewal(f)
 	}
 	return watchdog.Renewal{
-		Script: scripts.RWReadRenew,
+		Script: scripts.RWReadRenew(),
 		Keys:   []string{s.l.Name, s.timeoutPrefix(f.S)},
 		Args:   []any{core.Millis(s.l.C.WatchdogTimeout), f.Arg},
 	}

@@ -3,7 +3,7 @@ package rwlock_test
 import (
 	"testing"
 
-	"github.com/relock-go/relock/internal/locktest"
+	"github.com/relock-go/relock/internal/testing/locktest"
 )
 
 // TestWriterSuite runs the behaviour suite every lock type shares on the

@@ -26,9 +26,28 @@ var (
 // The headers of the .lua files document each
 // one's KEYS, ARGV and replies.
 var (
-	ElectionElect    = redis.NewScript(electionElectSrc)
-	ElectionProclaim = redis.NewScript(electionProclaimSrc)
-	ElectionResign   = redis.NewScript(electionResignSrc)
-	ElectionLeader   = redis.NewScript(electionLeaderSrc)
-	ElectionObserve  = redis.NewScript(electionObserveSrc)
+	electionElect    = redis.NewScript(electionElectSrc)
+	electionProclaim = redis.NewScript(electionProclaimSrc)
+	electionResign   = redis.NewScript(electionResignSrc)
+	electionLeader   = redis.NewScript(electionLeaderSrc)
+	electionObserve  = redis.NewScript(electionObserveSrc)
 )
+
+// ElectionElect returns the script that makes the holder of an
+// election's lock (a fair lock) its leader, with a new term.
+func ElectionElect() *redis.Script { return electionElect }
+
+// ElectionProclaim returns the script that changes the leader's value,
+// keeping its term.
+func ElectionProclaim() *redis.Script { return electionProclaim }
+
+// ElectionResign returns the script that ends a leadership, before its
+// lock is released.
+func ElectionResign() *redis.Script { return electionResign }
+
+// ElectionLeader returns the script that reads an election's leader.
+func ElectionLeader() *redis.Script { return electionLeader }
+
+// ElectionObserve returns the script that reads what an election's
+// observer has not seen yet, from the election's log.
+func ElectionObserve() *redis.Script { return electionObserve }

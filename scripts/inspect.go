@@ -12,4 +12,9 @@ var inspectReadSrc string
 // InspectRead reads one lock's whole state, every lock type's keys at
 // once, and writes nothing: package inspect's view for operators. Its
 // header documents KEYS, ARGV and the reply.
-var InspectRead = redis.NewScript(inspectReadSrc)
+var inspectRead = redis.NewScript(inspectReadSrc)
+
+// InspectRead returns the script that reads one lock's whole state, every
+// lock type's keys at once, and writes nothing: package inspect's view for
+// operators.
+func InspectRead() *redis.Script { return inspectRead }

@@ -22,7 +22,19 @@ var (
 // cluster slot than the latch: the scripts then take the latch's key
 // alone, and the caller publishes.
 var (
-	LatchTrySetCount = redis.NewScript(latchTrySetCountSrc)
-	LatchCountDown   = redis.NewScript(latchCountDownSrc)
-	LatchDelete      = redis.NewScript(latchDeleteSrc)
+	latchTrySetCount = redis.NewScript(latchTrySetCountSrc)
+	latchCountDown   = redis.NewScript(latchCountDownSrc)
+	latchDelete      = redis.NewScript(latchDeleteSrc)
 )
+
+// LatchTrySetCount returns the script that gives a count-down latch
+// (Redisson RCountDownLatch) its count, if it has none.
+func LatchTrySetCount() *redis.Script { return latchTrySetCount }
+
+// LatchCountDown returns the script that counts a count-down latch down
+// by one, opening it at zero.
+func LatchCountDown() *redis.Script { return latchCountDown }
+
+// LatchDelete returns the script that deletes a count-down latch's count,
+// opening the latch.
+func LatchDelete() *redis.Script { return latchDelete }

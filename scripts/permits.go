@@ -30,14 +30,41 @@ var (
 // operation's own file. PermitsUpdate is also the watchdog's renewal of a
 // held permit. A waiter gives up with SemaphoreGiveUp.
 var (
-	PermitsAcquire   = permits(permitsAcquireSrc)
-	PermitsRelease   = permits(permitsReleaseSrc)
-	PermitsUpdate    = permits(permitsUpdateSrc)
-	PermitsAvailable = permits(permitsAvailableSrc)
-	PermitsSet       = permits(permitsSetSrc)
-	PermitsAdd       = permits(permitsAddSrc)
+	permitsAcquire   = permits(permitsAcquireSrc)
+	permitsRelease   = permits(permitsReleaseSrc)
+	permitsUpdate    = permits(permitsUpdateSrc)
+	permitsAvailable = permits(permitsAvailableSrc)
+	permitsSet       = permits(permitsSetSrc)
+	permitsAdd       = permits(permitsAddSrc)
 )
 
 func permits(src string) *redis.Script {
 	return redis.NewScript(semaphorePrelude + permitsPrelude + src)
 }
+
+// PermitsAcquire returns the script that takes one expirable permit
+// (Redisson RPermitExpirableSemaphore); ParseWait reads its reply when
+// it took none. The permits' scripts share the KEYS that
+// permits_prelude.lua documents.
+func PermitsAcquire() *redis.Script { return permitsAcquire }
+
+// PermitsRelease returns the script that gives back one expirable permit
+// by its id.
+func PermitsRelease() *redis.Script { return permitsRelease }
+
+// PermitsUpdate returns the script that moves a held permit's expiry
+// (Redisson's updateLeaseTime), also a watchdog.Renewal's script: 1 while
+// the permit is held, 0 once it is not.
+func PermitsUpdate() *redis.Script { return permitsUpdate }
+
+// PermitsAvailable returns the script that reads the count of available
+// expirable permits, reclaiming expired ones first.
+func PermitsAvailable() *redis.Script { return permitsAvailable }
+
+// PermitsSet returns the script that sets the count of available
+// expirable permits if none is set.
+func PermitsSet() *redis.Script { return permitsSet }
+
+// PermitsAdd returns the script that adds to the count of available
+// expirable permits (a negative delta takes away).
+func PermitsAdd() *redis.Script { return permitsAdd }

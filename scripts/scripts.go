@@ -1,15 +1,32 @@
-// Package scripts holds relock's Lua scripts, one operation a file, each
-// embedded and wrapped in a *redis.Script so calls go out as EVALSHA and fall
-// back to EVAL when the server answers NOSCRIPT.
+// Package scripts holds relock's Lua scripts, one operation a file: every
+// operation of every lock type relock has, on Redisson's key layout.
 //
-// Every script names its KEYS, ARGV and replies in its header. Scripts
-// share preludes of helpers, prepended in Go: Lua scripts cannot include
-// one another. Scripts touch
-// only keys passed in KEYS, and every key a script touches shares the lock
-// key's hash slot, so they run unchanged on Redis Cluster. Channels are
-// passed in KEYS too; the publish command (PUBLISH or SPUBLISH) is an ARGV
-// value. Key and channel names follow Redisson's layout so that relock and
-// Redisson clients can share a lock.
+// Run them yourself to work with Redisson-compatible locks from your own
+// code, without a relock Client: Acquire and Unlock take and release a
+// Redisson RLock, and Renew extends its lease (or let package watchdog
+// renew it); other functions do the same for the other lock types. A lock
+// taken so is the same record in Redis as one a relock or Redisson client
+// takes, and excludes them alike. Each function returns its script wrapped
+// in a *redis.Script, so calls (Run) go out as EVALSHA and fall back to
+// EVAL when the server answers NOSCRIPT.
+//
+// Every script names its KEYS, ARGV and replies in the header of its .lua
+// file, in this package's source. An owner field, ARGV of most lock
+// scripts, is "<client id>:<owner>". relock tells its own clients from
+// Redisson's by the client id: relock's are version-8 UUIDs, Redisson's
+// version 4. Code of your own should use a version-4 UUID, as Redisson
+// does, so that relock clients treat its holds as a Redisson client's.
+// Acquire's ARGV[3] is "0" for such code: relock's registry of waiters
+// is for waiters that listen on a relock client's channel. A waiter of
+// your own listens on the lock's channel, where a release publishes.
+//
+// Scripts share preludes of helpers, prepended in Go: Lua scripts cannot
+// include one another. Scripts touch only keys passed in KEYS, and every
+// key a script touches shares the lock key's hash slot, so they run
+// unchanged on Redis Cluster. Channels are passed in KEYS too; the publish
+// command (PUBLISH or SPUBLISH) is an ARGV value. Key and channel names
+// follow Redisson's layout so that relock and Redisson clients can share
+// a lock.
 //
 // An acquire that takes the lock replies 1 rather than nil, where its
 // other replies leave 1 free to mean that: go-redis turns a nil reply
@@ -73,22 +90,22 @@ var (
 // by relock_prelude.lua and waiters_prelude.lua, which keep relock's
 // registry of waiters.
 var (
-	Acquire       = reentrant(acquireSrc)
-	FencedAcquire = reentrant(fencedAcquireSrc)
-	Unlock        = reentrant(unlockSrc)
-	ForceUnlock   = reentrant(forceUnlockSrc)
-	GiveUp        = reentrant(giveUpSrc)
-	Renew         = redis.NewScript(renewSrc)
+	acquire       = reentrant(acquireSrc)
+	fencedAcquire = reentrant(fencedAcquireSrc)
+	unlock        = reentrant(unlockSrc)
+	forceUnlock   = reentrant(forceUnlockSrc)
+	giveUp        = reentrant(giveUpSrc)
+	renew         = redis.NewScript(renewSrc)
 )
 
 // Fair lock (Redisson RFairLock) operations. Each is relock_prelude.lua
 // and fair_prelude.lua, which documents their common KEYS and helpers,
 // followed by the operation's own file.
 var (
-	FairAcquire     = fair(fairAcquireSrc)
-	FairUnlock      = fair(fairUnlockSrc)
-	FairGiveUp      = fair(fairGiveUpSrc)
-	FairForceUnlock = fair(fairForceUnlockSrc)
+	fairAcquire     = fair(fairAcquireSrc)
+	fairUnlock      = fair(fairUnlockSrc)
+	fairGiveUp      = fair(fairGiveUpSrc)
+	fairForceUnlock = fair(fairForceUnlockSrc)
 )
 
 func reentrant(src string) *redis.Script {
@@ -102,10 +119,83 @@ func fair(src string) *redis.Script {
 // Read/write lock (Redisson RReadWriteLock) operations. The write side is
 // renewed with Renew, like a reentrant lock.
 var (
-	RWReadAcquire  = redis.NewScript(rwReadAcquireSrc)
-	RWWriteAcquire = redis.NewScript(rwWriteAcquireSrc)
-	RWReadUnlock   = redis.NewScript(rwReadUnlockSrc)
-	RWWriteUnlock  = redis.NewScript(rwWriteUnlockSrc)
-	RWReadRenew    = redis.NewScript(rwReadRenewSrc)
-	RWForceUnlock  = redis.NewScript(rwForceUnlockSrc)
+	rwReadAcquire  = redis.NewScript(rwReadAcquireSrc)
+	rwWriteAcquire = redis.NewScript(rwWriteAcquireSrc)
+	rwReadUnlock   = redis.NewScript(rwReadUnlockSrc)
+	rwWriteUnlock  = redis.NewScript(rwWriteUnlockSrc)
+	rwReadRenew    = redis.NewScript(rwReadRenewSrc)
+	rwForceUnlock  = redis.NewScript(rwForceUnlockSrc)
 )
+
+// Acquire returns the script that takes or re-enters a reentrant lock
+// (Redisson RLock): 1 when the caller holds it, otherwise {pttl, foreign}.
+// Its waiters listen on the lock's channel, redisson_lock__channel:{<name>},
+// where Unlock publishes.
+func Acquire() *redis.Script { return acquire }
+
+// FencedAcquire returns Acquire's counterpart for a lock with fencing
+// tokens (Redisson RFencedLock): each acquire also draws a token from a
+// counter that only grows.
+func FencedAcquire() *redis.Script { return fencedAcquire }
+
+// Unlock returns the script that releases one hold of a reentrant lock
+// (also a fenced or non-reentrant one) and, at the last hold, deletes it
+// and wakes its waiters.
+func Unlock() *redis.Script { return unlock }
+
+// ForceUnlock returns the script that deletes a reentrant lock whoever
+// holds it, waking its waiters, and replies with its holders.
+func ForceUnlock() *redis.Script { return forceUnlock }
+
+// GiveUp returns the script a reentrant lock's waiter runs when its wait
+// ends without the lock: it leaves relock's registry of waiters and passes
+// on a wake-up it may have taken.
+func GiveUp() *redis.Script { return giveUp }
+
+// Renew returns the script that extends a reentrant lock's lease while
+// the caller holds it (also a fenced, fair, non-reentrant or spin
+// lock's, and a read/write lock's write side): 1 when renewed, 0 when
+// the lock is gone or another owner's, as a watchdog.Renewal wants.
+func Renew() *redis.Script { return renew }
+
+// FairAcquire returns the script that takes, re-enters or queues for a
+// fair lock (Redisson RFairLock). The fair lock's scripts share the KEYS
+// that fair_prelude.lua documents.
+func FairAcquire() *redis.Script { return fairAcquire }
+
+// FairUnlock returns the script that releases one hold of a fair lock
+// and, at the last hold, hands it to the head of its queue.
+func FairUnlock() *redis.Script { return fairUnlock }
+
+// FairGiveUp returns the script a fair lock's waiter runs to leave its
+// queue when its wait ends without the lock.
+func FairGiveUp() *redis.Script { return fairGiveUp }
+
+// FairForceUnlock returns the script that deletes a fair lock whoever
+// holds it, hands it to the head of its queue, and replies with its
+// holders.
+func FairForceUnlock() *redis.Script { return fairForceUnlock }
+
+// RWReadAcquire returns the script that takes or re-enters the read side
+// of a read/write lock (Redisson RReadWriteLock).
+func RWReadAcquire() *redis.Script { return rwReadAcquire }
+
+// RWWriteAcquire returns the script that takes or re-enters the write
+// side of a read/write lock. The write side is renewed with Renew.
+func RWWriteAcquire() *redis.Script { return rwWriteAcquire }
+
+// RWReadUnlock returns the script that releases one read hold of a
+// read/write lock.
+func RWReadUnlock() *redis.Script { return rwReadUnlock }
+
+// RWWriteUnlock returns the script that releases one write hold of a
+// read/write lock.
+func RWWriteUnlock() *redis.Script { return rwWriteUnlock }
+
+// RWReadRenew returns the script that extends the caller's read holds of
+// a read/write lock: 1 when renewed, 0 when it holds none.
+func RWReadRenew() *redis.Script { return rwReadRenew }
+
+// RWForceUnlock returns the script that deletes a read/write lock
+// whoever holds it, and replies with its holders.
+func RWForceUnlock() *redis.Script { return rwForceUnlock }

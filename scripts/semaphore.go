@@ -23,6 +23,8 @@ var (
 	semaphoreGiveUpSrc string
 	//go:embed semaphore_drain.lua
 	semaphoreDrainSrc string
+	//go:embed semaphore_ack.lua
+	semaphoreAckSrc string
 )
 
 // Semaphore (Redisson RSemaphore) operations: the available count is a
@@ -33,12 +35,13 @@ var (
 // semaphore's waiters and wakes the waiters that permits can satisfy;
 // SemaphoreGiveUp serves the expirable permits' waiters too.
 var (
-	SemaphoreAcquire = semaphore(semaphoreAcquireSrc)
-	SemaphoreRelease = semaphore(semaphoreReleaseSrc)
-	SemaphoreAdd     = semaphore(semaphoreAddSrc)
-	SemaphoreTrySet  = semaphore(semaphoreTrySetSrc)
-	SemaphoreGiveUp  = semaphore(semaphoreGiveUpSrc)
-	SemaphoreDrain   = redis.NewScript(semaphoreDrainSrc)
+	semaphoreAcquire = semaphore(semaphoreAcquireSrc)
+	semaphoreRelease = semaphore(semaphoreReleaseSrc)
+	semaphoreAdd     = semaphore(semaphoreAddSrc)
+	semaphoreTrySet  = semaphore(semaphoreTrySetSrc)
+	semaphoreGiveUp  = semaphore(semaphoreGiveUpSrc)
+	semaphoreDrain   = redis.NewScript(semaphoreDrainSrc)
+	semaphoreAck     = semaphore(semaphoreAckSrc)
 )
 
 func semaphore(src string) *redis.Script {
@@ -72,3 +75,34 @@ func ParseWait(reply any) (Wait, error) {
 	}
 	return Wait{Sleep: time.Duration(ms) * time.Millisecond, Watcher: watcher == 1, Registered: reg}, nil
 }
+
+// SemaphoreAcquire returns the script that takes permits from a
+// semaphore (Redisson RSemaphore), all or none; ParseWait reads its reply
+// when it took none. The semaphore's scripts share the KEYS that
+// semaphore_prelude.lua documents.
+func SemaphoreAcquire() *redis.Script { return semaphoreAcquire }
+
+// SemaphoreRelease returns the script that returns permits to a
+// semaphore and wakes the waiters they can satisfy.
+func SemaphoreRelease() *redis.Script { return semaphoreRelease }
+
+// SemaphoreAdd returns the script that changes a semaphore's available
+// count by a delta (Redisson's addPermits).
+func SemaphoreAdd() *redis.Script { return semaphoreAdd }
+
+// SemaphoreTrySet returns the script that sets a semaphore's available
+// count if it has none (Redisson's trySetPermits).
+func SemaphoreTrySet() *redis.Script { return semaphoreTrySet }
+
+// SemaphoreGiveUp returns the script a relock waiter of a semaphore, or
+// of expirable permits, runs when its wait ends without its permits.
+func SemaphoreGiveUp() *redis.Script { return semaphoreGiveUp }
+
+// SemaphoreDrain returns the script that takes every available permit of
+// a semaphore (Redisson's drainPermits). It wakes nobody.
+func SemaphoreDrain() *redis.Script { return semaphoreDrain }
+
+// SemaphoreAck returns the script a relock client runs to acknowledge
+// the permits handed to its waiters when none of its acquires or
+// releases carried the acknowledgement soon enough.
+func SemaphoreAck() *redis.Script { return semaphoreAck }

@@ -11,6 +11,12 @@
 --          single try, or a first attempt before listening)
 -- ARGV[5]  the caller's registration time, as a reply gave it ("0" for
 --          none): where a woken caller that finds too few goes back
+-- ARGV[6]  grants the caller's client acknowledges, members separated by
+--          "," ("" for none)
+--
+-- A registered caller whose grant is recorded (it did not read the
+-- message) takes the permits handed to it. Grants due for revocation are
+-- revoked first (see the prelude's "The grants").
 --
 -- The caller takes its permits when the count (GET) is at least ARGV[2]
 -- and, unless a walk woke it for them (its score is negative), when they
@@ -27,6 +33,12 @@
 -- otherwise {ms, watcher, registration}: how long to sleep at most before
 -- trying again, 1 when the caller is the watcher (it must listen on the
 -- shared channel too), and its registration time (0 when not registered).
+grants = KEYS[6]
+acknowledge(ARGV[6])
+if ARGV[5] ~= '0' and take_grant(ARGV[3]) then
+	return 1
+end
+revoke()
 local have = tonumber(redis.call('get', KEYS[1]) or '0')
 local want = tonumber(ARGV[2])
 -- A caller that never registered (ARGV[5] "0") is not looked up.

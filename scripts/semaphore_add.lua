@@ -7,14 +7,15 @@
 --
 -- Redisson writes the sum with SET, so the key is left without a TTL;
 -- INCRBY and PERSIST leave the same record, with exact integer
--- arithmetic. The new count is published and relock's waiters it can
--- satisfy are woken, as in semaphore_release.lua (a count below 1 wakes
--- nobody), read back as the key's string.
+-- arithmetic; the grants, which live as long as the count, lose their
+-- TTL too. relock's waiters the new count can satisfy are handed their
+-- permits, and what they leave is published, as in semaphore_release.lua
+-- (a count below 1 serves nobody, and is published).
 --
--- Reply: the new available count, a decimal string.
+-- Reply: 1.
+grants = KEYS[6]
 redis.call('incrby', KEYS[1], ARGV[2])
 redis.call('persist', KEYS[1])
-local available = redis.call('get', KEYS[1])
-announce(available)
-serve_all(available)
-return available
+redis.call('persist', KEYS[6])
+offer(redis.call('get', KEYS[1]))
+return 1

@@ -5,12 +5,24 @@
 -- ARGV[1]  publish command
 -- ARGV[2]  the waiter's registry member
 --
--- A waiter woken for permits passes them on: the walk wakes those they
--- can satisfy now. A watcher passes its role on.
+-- An expirable permits' waiter passes KEYS[1] to KEYS[5] only: it is
+-- never handed permits.
 --
--- Reply: 1 when the waiter was registered, 0 when not (nothing changes).
+-- A waiter woken for permits passes them on: the walk serves those they
+-- can satisfy now. A watcher passes its role on. A semaphore's waiter
+-- handed permits it has not taken (the message came too late) returns
+-- them, as a release does.
+--
+-- Reply: 1 when the waiter was registered, 2 when it returned permits
+-- handed to it, 0 otherwise (nothing changes).
+grants = KEYS[6]
 local score = redis.call('zscore', KEYS[3], ARGV[2])
 if not score then
+	if grants and take_grant(ARGV[2]) then
+		redis.call('incrby', KEYS[1], wants_string(ARGV[2]))
+		offer(redis.call('get', KEYS[1]))
+		return 2
+	end
 	return 0
 end
 drop(ARGV[2])

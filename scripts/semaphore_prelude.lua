@@ -11,6 +11,10 @@
 --          registry member of the waiter that listens on KEYS[2]
 -- KEYS[5]  waiters' channel prefix, relock_sc:{<name>}: a relock client's
 --          waiters listen on KEYS[5] .. ':' .. <client id>
+-- KEYS[6]  grants ZSET, relock_semaphore_grants:{<name>}, in the
+--          semaphore's scripts only (see "The grants" below); an
+--          expirable permits' script has its permits ZSET there, and
+--          never grants
 -- ARGV[1]  publish command: PUBLISH, or SPUBLISH for sharded pub/sub
 --
 -- The registry. A relock waiter that finds too few permits while it
@@ -18,10 +22,11 @@
 -- "<client id>:<tag>:<permits wanted>", score the server's time in
 -- microseconds (exact in a double), positive: asleep, the first
 -- registered first served. Whenever permits are free that no woken waiter
--- claims, a script walks the registry from its head and wakes each
--- sleeping waiter whose wants fit in what is left, passing over those
--- that want more, with "<tag>:0" on its client's channel; a woken
--- waiter's score becomes -(the microsecond by which it must try again),
+-- claims, a script walks the registry from its head and hands each
+-- sleeping waiter whose wants fit in what is left its permits (see "The
+-- grants" below), passing over those that want more; an expirable
+-- permits' waiter it wakes instead, with "<tag>:0" on its client's
+-- channel; a woken waiter's score becomes -(the microsecond by which it must try again),
 -- which puts it ahead of every sleeping one, and what it wants is
 -- reserved for it until then. Everyone else, newcomers included, takes
 -- only what the waiters ahead of it do not claim, so relock's waiters are
@@ -41,12 +46,40 @@
 -- waiters the new permits can satisfy. Every relock script that publishes
 -- there first tells the watcher's client "=<count>" on its channel: the
 -- client's hub then does not wake the watcher for the message that
--- follows (pubsub.WakeTagged), whose script woke the waiters itself. A
--- relock release thus wakes the relock waiters it can satisfy and no
--- other, and a Redisson release one relock waiter, which wakes the rest.
+-- follows (pubsub.WakeTagged), whose script served the waiters itself.
+-- A relock release thus serves the relock waiters it can satisfy and
+-- wakes no other, and a Redisson release wakes one relock waiter, which
+-- serves the rest. Redisson's waiters take what relock's leave: a relock
+-- script whose grants took every permit publishes nothing there.
 -- When the watcher leaves, the most recently registered waiter takes the
 -- role ("<tag>:w"); the first waiter to register when nobody holds it
 -- takes it itself.
+--
+-- The grants. A semaphore's waiter (its tag starts with "g"; not an
+-- expirable permits' waiter, whose permit needs an id of its own) is not
+-- woken to try again but handed its permits: a walk that meets it with
+-- enough left takes them from the count for it, moves its member from the
+-- registry to the grants ZSET (score: the grant's time in microseconds)
+-- and tells it "<tag>:g". A release thus costs the waiter no second
+-- attempt. The record stands for a waiter that has not read the message:
+-- its next attempt (a reconnect wakes it) finds the grant and takes it,
+-- and its give-up returns the permits. A waiter that read it has its
+-- client acknowledge it, with its next acquire or release on the
+-- semaphore (the acknowledgement ARGV) or on its own within a quarter of
+-- a second, which removes the record.
+--
+-- A grant is a lease on its acknowledgement: one not acknowledged within
+-- grant_keep is revoked, its permits returned to the count, by the next
+-- script that looks (one that grants, adds permits, or finds too few and
+-- then sleeps no longer than until the oldest grant's revocation), for
+-- the waiter's process may be gone while its subscription looks alive (a
+-- machine that crashed, a partition: Redis notices a dead connection
+-- only after minutes). An acknowledgement that comes after all (the
+-- holder was cut off from Redis for that long) takes the permits back
+-- from the count: from the revocation until then, the semaphore may have
+-- let more holders in than it has permits, as a lock whose holder is cut
+-- off from Redis past its lease has two holders. (An acknowledgement later
+-- than tombstone_keep is not counted.)
 
 -- A woken waiter's time to try again, in microseconds.
 local wake_grace = 5000000
@@ -58,8 +91,28 @@ local registry_ttl = sleep_bound + 10000
 local walk_limit = 100
 local walk_page = 4
 
+-- How long a grant waits for its acknowledgement before it is revoked,
+-- in microseconds: far longer than a client takes to acknowledge.
+local grant_keep = 10000000
+-- The most revocations one script makes.
+local revoke_limit = 100
+-- How long a revoked grant's tombstone waits for a late acknowledgement,
+-- in microseconds.
+local tombstone_keep = 3600000000
+
 -- vacant: the watcher left in this script, and none was appointed yet.
 local vacant = false
+
+-- grants: the grants ZSET, set by the semaphore's scripts (KEYS[6]); nil
+-- in the expirable permits' scripts, whose walks wake instead.
+local grants = nil
+-- granted: this script recorded a grant (the TTL is set once a script).
+local granted = false
+-- revoked: this script revoked the grants due (once a script).
+local revoked = false
+-- oldest_grant: the oldest grant's time, when revoke found nothing due
+-- and no tombstone (nil: unknown).
+local oldest_grant = nil
 
 -- now_us is the server's time in microseconds, read once a script, when
 -- first needed.
@@ -72,9 +125,20 @@ local function now_us()
 	return now_cache
 end
 
+-- wants_string is what registry member m wants, its decimal string.
+local function wants_string(m)
+	return string.match(m, ':(%d+)$')
+end
+
 -- wants is what registry member m wants.
 local function wants(m)
-	return tonumber(string.match(m, ':(%d+)$'))
+	return tonumber(wants_string(m))
+end
+
+-- grantable reports whether the walk hands member m its permits: a
+-- semaphore's waiter, in a semaphore's script.
+local function grantable(m)
+	return grants ~= nil and string.match(m, '^[^:]+:g') ~= nil
 end
 
 -- channel_of is the channel of member m's client.
@@ -130,9 +194,100 @@ local function announce(payload)
 	redis.call(ARGV[1], KEYS[2], payload)
 end
 
+-- revoke returns to the count the permits of grants not acknowledged
+-- within grant_keep (see "The grants"), once a script, and reports
+-- whether it returned any. A revoked grant's record stays as a tombstone,
+-- scored -(the revocation's time), so that a late acknowledgement takes
+-- the permits back once, and goes after tombstone_keep.
+local function revoke()
+	if revoked or not grants then
+		return false
+	end
+	revoked = true
+	-- The lowest score: a tombstone when negative, else the oldest grant.
+	local lowest = redis.call('zrange', grants, 0, 0, 'withscores')
+	if #lowest == 0 then
+		return false
+	end
+	local now = now_us()
+	if tonumber(lowest[2]) < 0 then
+		redis.call('zremrangebyscore', grants, '(' .. (tombstone_keep - now), '(0')
+	elseif tonumber(lowest[2]) > now - grant_keep then
+		oldest_grant = tonumber(lowest[2])
+		return false
+	end
+	local due = redis.call('zrangebyscore', grants, 0, now - grant_keep, 'limit', 0, revoke_limit)
+	for _, m in ipairs(due) do
+		redis.call('zadd', grants, -now, m)
+		redis.call('incrby', KEYS[1], wants_string(m))
+	end
+	return #due > 0
+end
+
+-- record_grant records a grant to member m. The grants live as long as
+-- the count, a record must outlast everyone's silence until a script
+-- revokes it: their TTL is the count's (semaphore_add.lua, which drops
+-- the count's TTL, drops theirs).
+local function record_grant(m)
+	redis.call('zadd', grants, now_us(), m)
+	if not granted then
+		granted = true
+		local ttl = redis.call('pttl', KEYS[1])
+		if ttl > 0 then
+			redis.call('pexpire', grants, ttl)
+		end
+	end
+end
+
+-- acknowledge removes the grant records of list, members separated by
+-- ",", whose waiters took their permits; a grant revoked meanwhile has
+-- its permits taken back from the count. Acknowledging twice changes
+-- nothing more.
+local function acknowledge(list)
+	if not grants or not list or list == '' then
+		return
+	end
+	for m in string.gmatch(list, '[^,]+') do
+		local score = redis.call('zscore', grants, m)
+		if score then
+			redis.call('zrem', grants, m)
+			if tonumber(score) < 0 then
+				redis.call('decrby', KEYS[1], wants_string(m))
+			end
+		end
+	end
+end
+
+-- take_grant removes member m's grant record, and reports whether it was
+-- a grant not revoked (the caller takes its permits).
+local function take_grant(m)
+	local score = redis.call('zscore', grants, m)
+	if not score then
+		return false
+	end
+	redis.call('zrem', grants, m)
+	return tonumber(score) > 0
+end
+
+-- next_revocation is when the oldest grant is revoked, in server
+-- microseconds; nil when there is none.
+local function next_revocation()
+	if not grants then
+		return nil
+	end
+	if oldest_grant then
+		return oldest_grant + grant_keep
+	end
+	local oldest = redis.call('zrangebyscore', grants, 0, '+inf', 'withscores', 'limit', 0, 1)
+	if #oldest == 0 then
+		return nil
+	end
+	return tonumber(oldest[2]) + grant_keep
+end
+
 -- serve walks the registry with left permits available (a number): woken
 -- waiters keep theirs until their deadline, and sleeping ones whose wants
--- fit in what remains are woken. me, when not nil, is
+-- fit in what remains are handed them (grantable) or woken. me, when not nil, is
 -- the caller's member, registered with score or not at all (nil), who
 -- wants want: it is decided in its place in the walk (a newcomer's is
 -- last), and takes when its wants fit. A woken caller is decided before
@@ -177,7 +332,16 @@ local function serve(left, me, score, want)
 					end
 				end
 				local w = wants(m)
-				if w <= left then
+				if w <= left and grantable(m) then
+					-- handed its permits: it leaves the registry
+					if tell(m, 'g') then
+						redis.call('decrby', KEYS[1], wants_string(m))
+						record_grant(m)
+						left = left - w
+					end
+					drop(m)
+					dropped = dropped + 1
+				elseif w <= left then
 					if tell(m, '0') then
 						local deadline = now_us() + wake_grace
 						redis.call('zadd', KEYS[3], -deadline, m)
@@ -202,25 +366,54 @@ end
 
 -- serve_all is serve for a script that adds permits: count (the key's
 -- string, false or nil for none) are available, and the watcher's role is
--- filled if vacant.
+-- filled if vacant. It returns what serve left (nil without a count).
 local function serve_all(count)
+	local left = nil
 	if count then
-		serve(tonumber(count))
+		left = serve(tonumber(count))
 	end
 	if vacant then
 		appoint()
+	end
+	return left
+end
+
+-- offer is serve_all for a semaphore's script (which sets grants) that
+-- made count (the key's string) available, handing permits to the
+-- waiters they satisfy first (after revoking the grants due). The count
+-- is then published on the shared
+-- channel for Redisson's waiters and relock's watcher, as Redisson's
+-- scripts publish theirs, unless grants took every permit (a count of
+-- none tells a Redisson waiter nothing).
+local function offer(count)
+	if revoke() then
+		count = redis.call('get', KEYS[1])
+	end
+	local rest = serve_all(count)
+	if granted and (not rest or rest < 1) then
+		return
+	end
+	local left = redis.call('get', KEYS[1])
+	if not granted or tonumber(left) > 0 then
+		announce(left)
 	end
 end
 
 -- wait_ms is how long a waiter that did not take its permits sleeps
 -- before it tries again: sleep_bound, or until the earliest deadline of a
 -- woken waiter ahead of it when only reservations stood in its way (that
--- waiter's process may have died).
+-- waiter's process may have died); and no later than the oldest grant's
+-- revocation, which may return permits.
 local function wait_ms(blocked, first)
+	local ms = sleep_bound
 	if blocked and first then
-		return math.min(sleep_bound, math.floor((first - now_us()) / 1000) + 1)
+		ms = math.min(ms, math.floor((first - now_us()) / 1000) + 1)
 	end
-	return sleep_bound
+	local revocation = next_revocation()
+	if revocation then
+		ms = math.max(1, math.min(ms, math.floor((revocation - now_us()) / 1000) + 1))
+	end
+	return ms
 end
 
 -- sleep registers the caller, member me with score (nil: not

@@ -6,10 +6,10 @@
 -- ARGV[2]  permits, an integer
 -- ARGV[3]  time to live in milliseconds, "0" for none
 --
--- Reply: 1 when the key was absent and now holds ARGV[2] (with PX ARGV[3]
--- when that is not "0"), ARGV[2] was published and relock's waiters it
--- can satisfy were woken, as in semaphore_release.lua; 0, changing
--- nothing, when the key exists.
+-- Reply: 1 when the key was absent and was set to ARGV[2] (with PX
+-- ARGV[3] when that is not "0"), and relock's waiters it can satisfy were
+-- handed their permits and what they left published, as in
+-- semaphore_release.lua; 0, changing nothing, when the key exists.
 local set
 if ARGV[3] == '0' then
 	set = redis.call('set', KEYS[1], ARGV[2], 'nx')
@@ -19,6 +19,6 @@ end
 if not set then
 	return 0
 end
-announce(ARGV[2])
-serve_all(ARGV[2])
+grants = KEYS[6]
+offer(ARGV[2])
 return 1

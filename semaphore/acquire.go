@@ -12,7 +12,9 @@ import (
 )
 
 // lastTag numbers the waits of the process: a waiter's tag on its
-// client's channel, and its registry member, are its own.
+// client's channel, and its registry member, are its own. A tag starts
+// with "g": the scripts hand such a waiter its permits (an expirable
+// permits' waiter they wake instead).
 var lastTag atomic.Uint64
 
 // An attempt is one Acquire or TryAcquire call, as the wait loop
@@ -25,7 +27,6 @@ var lastTag atomic.Uint64
 // loop's goroutine only.
 type attempt struct {
 	s      *Semaphore
-	ctx    context.Context
 	n      any    // the permits wanted, boxed once for every attempt
 	tag    string // the waiter's tag on its client's channel
 	member string // its registry member, "<client id>:<tag>:<n>"
@@ -38,9 +39,9 @@ type attempt struct {
 	watch, watching bool
 }
 
-func newAttempt(ctx context.Context, s *Semaphore, n int64) *attempt {
-	tag := strconv.FormatUint(lastTag.Add(1), 10)
-	return &attempt{s: s, ctx: ctx, n: n, tag: tag, member: s.c.ID + ":" + tag + ":" + strconv.FormatInt(n, 10), reg: int64(0)}
+func newAttempt(s *Semaphore, n int64) *attempt {
+	tag := "g" + strconv.FormatUint(lastTag.Add(1), 10)
+	return &attempt{s: s, n: n, tag: tag, member: s.c.ID + ":" + tag + ":" + strconv.FormatInt(n, 10), reg: int64(0)}
 }
 
 // Attempt runs the acquire script once, on its own context
@@ -57,7 +58,7 @@ func newAttempt(ctx context.Context, s *Semaphore, n int64) *attempt {
 // whose replicas did not confirm them are given back (and published, for
 // anyone who waited meanwhile), and the attempt fails with an error
 // matching relock.ErrNotAcquired, as Redisson's tryAcquire does.
-func (a *attempt) Attempt(listening bool) (wait.Outcome, error) {
+func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, error) {
 	s, c := a.s, a.s.c
 	if a.watch && !a.watching {
 		// Appointed watcher: listen on the shared channel first, and
@@ -67,9 +68,10 @@ func (a *attempt) Attempt(listening bool) (wait.Outcome, error) {
 	}
 	a.listened = a.listened || listening
 	n, member := a.n, a.member
-	args := []any{c.PublishArg, n, member, core.Flag(listening), a.reg}
-	reply, err := c.Outlive(a.ctx, func(ctx context.Context) (any, error) {
-		return c.EvalAcquire(ctx, took, scripts.SemaphoreAcquire, s.keys, args...)
+	acks := s.takeAcks()
+	args := []any{c.PublishArg(), n, member, core.Flag(listening), a.reg, acks.arg()}
+	reply, err := c.Outlive(ctx, func(ctx context.Context) (any, error) {
+		return c.EvalAcquire(ctx, took, scripts.SemaphoreAcquire(), s.keys, args...)
 	}, func(ctx context.Context, reply any, _ error) {
 		// The caller left before the reply came: permits it took go
 		// back, and the waiter leaves the registry.
@@ -79,9 +81,12 @@ func (a *attempt) Attempt(listening bool) (wait.Outcome, error) {
 			_ = s.giveUp(ctx, member)
 		}
 	})
+	if err != nil {
+		s.restoreAcks(acks)
+	}
 	switch {
 	case err != nil && took(reply):
-		ctx, cancel := c.CleanupContext(a.ctx)
+		ctx, cancel := c.CleanupContext(ctx)
 		defer cancel()
 		if _, rerr := s.release(ctx, n); rerr != nil {
 			err = fmt.Errorf("%w (returning the permits failed: %v)", err, rerr)
@@ -106,26 +111,32 @@ func (a *attempt) Attempt(listening bool) (wait.Outcome, error) {
 	return o, nil
 }
 
-// Handoff reads a wake-up's note: "w" appoints the waiter watcher; "0"
-// (permits it can take) needs nothing. Either way the wait loop tries
-// again: no release hands permits over.
-func (a *attempt) Handoff(note string) (bool, error) {
-	if note == "w" {
+// Handoff reads a wake-up's note: "g" hands the waiter its permits, and
+// the client acknowledges the grant with its next call (acks.go); "w"
+// appoints the waiter watcher; "0" (permits it can take, from an
+// expirable permits' script) needs nothing, and the wait loop tries
+// again.
+func (a *attempt) Handoff(_ context.Context, note string) (bool, error) {
+	switch note {
+	case "g":
+		a.s.addAck(a.member)
+		return true, nil
+	case "w":
 		a.watch = true
 	}
 	return false, nil
 }
 
 // GiveUp takes a waiter that may be registered out of the registry,
-// passing on permits a release woke it for and its watcher's role,
-// within core.Grace of the caller's end and then in the background
-// (core.Client.Settle).
-func (a *attempt) GiveUp() error {
+// returning permits handed to it that it did not take and passing on
+// its watcher's role, within core.Grace of ctx's end and then in the
+// background (core.Client.Settle).
+func (a *attempt) GiveUp(ctx context.Context) error {
 	if !a.listened {
 		return nil
 	}
 	s := a.s
-	return s.c.Settle(a.ctx, core.HoldKey{Name: s.name, Field: a.member}, func(ctx context.Context) error {
+	return s.c.Settle(ctx, core.HoldKey{Name: s.name, Field: a.member}, func(ctx context.Context) error {
 		return s.giveUp(ctx, a.member)
 	})
 }

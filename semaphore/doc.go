@@ -18,16 +18,31 @@
 // (member "<client id>:<tag>:<permits wanted>", score when it first
 // waited, in server microseconds), and listens on its client's own
 // channel, "relock_sc:{<name>}:<client id>". Whatever adds permits walks
-// the registry from its head and wakes, each on its client's channel
-// ("<tag>:0"), the waiters whose wants fit in the permits together,
-// passing over one that wants more than is left; the permits it woke a
-// waiter for are reserved for that waiter for a few seconds, and nobody
-// else of relock's, newcomers included, takes them. So a release of k
-// permits wakes at most the waiters k can satisfy, on whichever clients
-// they wait, the longest waiting first, and each takes its permits with
-// one more script call; a waiter passed over takes its turn once enough
-// are free, and several waiters of one client, wanting different counts,
-// are each woken when their turn comes.
+// the registry from its head and hands the waiters whose wants fit in
+// the permits together their permits, passing over one that wants more
+// than is left: it takes them from the count, moves the waiter's member
+// to "relock_semaphore_grants:{<name>}" (a ZSET scored by the grant's
+// time) and tells it "<tag>:g" on its client's channel, and the waiter's
+// Acquire returns without another call to Redis. So a release of k
+// permits serves at most the waiters k can satisfy, on whichever clients
+// they wait, the longest waiting first, and costs them nothing more; a
+// waiter passed over takes its turn once enough are free, and several
+// waiters of one client, wanting different counts, are each served when
+// their turn comes. Only a waiter whose client still listens is served
+// (a PUBLISH reaches it); others are dropped from the registry.
+//
+// A grant is acknowledged by the waiter's client, with its next acquire
+// or release on the semaphore or within a quarter of a second on its
+// own, and the record goes. A waiter that missed the message (it gave up
+// just then, or its connection dropped it) finds the record: its next
+// attempt takes the permits, its give-up returns them. A grant not
+// acknowledged within ten seconds is revoked and its permits returned to
+// the count by the next script that looks, since the waiter's process
+// may be gone while Redis still counts its connection as listening (a
+// machine that crashed, a partition). If that holder was only cut off
+// and acknowledges later, the permits are taken back from the count: in
+// between, more may hold permits than the semaphore has, as two may hold
+// a lock whose holder was cut off from Redis past its lease.
 //
 // Redisson's releases publish on the shared channel only. One relock
 // waiter, the watcher (named by "relock_semaphore_watcher:{<name>}"),
@@ -35,29 +50,32 @@
 // the registry as a release would. A relock script that publishes there
 // first tells the watcher's client, on its own channel, "=<count>", and
 // the client's hub then wakes nobody for the count that follows: the
-// script woke whom it had to. When the watcher leaves, the most recently
-// registered waiter takes the role over ("<tag>:w").
+// script served whom it had to. When the watcher leaves, the most
+// recently registered waiter takes the role over ("<tag>:w"). relock's
+// scripts publish the count after their grants, and nothing when the
+// grants took every permit: Redisson's waiters take what relock's leave.
 //
 // Waiting costs Redis nothing: a waiter sends no command until it is
-// woken, except that a registered waiter tries again every 30 seconds
-// (which renews the registry's TTL), and one that found only permits
-// reserved for another, when that reservation runs out; it also tries
+// served or woken, except that a registered waiter tries again every 30
+// seconds (which renews the registry's TTL), or sooner when a grant
+// would be revoked before then; it also tries
 // when its client's subscription connection comes back after a failure,
 // when its TryAcquire bound runs out, or, while Redis is unreachable,
 // with backoff. A wait ends with an error matching relock.ErrNotAcquired
 // and ctx.Err() when ctx ends, or relock.ErrClosed when the client
-// closes; the waiter leaves the registry, passing on permits it was
-// woken for and the watcher's role. The registry's entries of a process
+// closes; the waiter leaves the registry, returning permits handed to it
+// and passing on the watcher's role. The registry's entries of a process
 // that died are dropped as the walks meet them (its client's channel has
-// no subscriber) or once their reservation runs out, and the registry
-// and the watcher's key, which carry TTLs, vanish with the last waiter.
+// no subscriber), and the registry and the watcher's key, which carry
+// TTLs, vanish with the last waiter; the grants' ZSET, with the last
+// grant acknowledged or revoked.
 //
 // What the semaphore does not promise, as in Redisson:
 //
 //   - It is fair only among relock's waiters. Redisson's clients do not
-//     look at the registry: their acquires may take permits a relock
-//     waiter was woken for (which then waits in its place again), and
-//     their waiters are woken by every count, as Redisson wakes them. A
+//     look at the registry, and relock's releases serve relock's
+//     waiters first: Redisson's waiters take what those leave, and are
+//     woken by every count published, as Redisson wakes them. A
 //     waiter wanting many permits is passed over while smaller requests
 //     behind it fit in what is free, and may wait while they keep taking
 //     them.
@@ -67,10 +85,9 @@
 //     acquired what it returns. Package permits (Redisson's
 //     RPermitExpirableSemaphore) gives each permit an id and a lease
 //     instead, so that a dead holder's permits come back.
-//   - A wake-up is a turn, not a grant: the waiter tries again and takes
-//     its permits itself, so that permits are never handed to a waiter
-//     whose process is gone (a semaphore has no lease to bring them
-//     back). The hand-off thus costs a round trip more than a lock's.
+//   - A grant holds while it is acknowledged: a holder cut off from
+//     Redis for ten seconds right after being served may find its
+//     permits given to another meanwhile (see above).
 //
 // Release, AddPermits, TrySetPermits and DrainPermits are never sent
 // again once they may have run: when a reply is lost to a connection

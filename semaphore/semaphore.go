@@ -7,7 +7,9 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/wait"
+	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -33,11 +35,14 @@ type Semaphore struct {
 	name    string
 	channel string // redisson_sc:{<name>}
 	// waiters is this client's channel for its waiters,
-	// relock_sc:{<name>}:<client id>.
+	// relock_sc:{<name>}:<client id>, and wake its wake policy, whose
+	// echo marks speak of channel.
 	waiters string
+	wake    pubsub.Wake
 	// keys: name, channel, relock_semaphore_waiters:{<name>},
-	// relock_semaphore_watcher:{<name>}, relock_sc:{<name>}: the scripts'
-	// KEYS (scripts/semaphore_prelude.lua).
+	// relock_semaphore_watcher:{<name>}, relock_sc:{<name>},
+	// relock_semaphore_grants:{<name>}: the scripts' KEYS
+	// (scripts/semaphore_prelude.lua).
 	keys []string
 	ttl  any   // Options.TTL in ms as a script argument, "0" for none
 	err  error // bad input found by New, returned by every method
@@ -54,16 +59,14 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 	s := &Semaphore{
 		c:       core.Of(rc),
 		name:    name,
-		channel: core.Prefix("redisson_sc", name),
+		channel: layout.SemaphoreChannel(name),
 		ttl:     "0",
 	}
-	// The hub tells relock's waiters' channels by this prefix
-	// (pubsub.WaiterPrefix).
-	prefix := core.Prefix("relock_sc", name)
-	s.keys = []string{name, s.channel, core.Prefix("relock_semaphore_waiters", name),
-		core.Prefix("relock_semaphore_watcher", name), prefix}
+	s.wake = pubsub.WakeTagged(s.channel)
+	s.keys = []string{name, s.channel, layout.SemaphoreWaiters(name),
+		layout.SemaphoreWatcher(name), layout.SemaphoreClientChannels(name), layout.SemaphoreGrants(name)}
 	if s.c != nil {
-		s.waiters = prefix + ":" + s.c.ID
+		s.waiters = layout.SemaphoreClientChannel(name, s.c.ID)
 	}
 	switch {
 	case s.c == nil:
@@ -108,14 +111,17 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 	if err := s.permits(op, n); err != nil {
 		return err
 	}
-	end, err := s.begin(op)
+	end, err := s.begin(ctx, op)
 	if err != nil {
 		return err
 	}
 	defer end()
-	a := newAttempt(ctx, s, n)
-	err = wait.Acquire(ctx, wait.Spec{Hub: s.c.Hub, Channel: s.waiters, Tag: a.tag, Acquirer: a,
-		Handoffs: true, GivesUp: true, Wait: bound, Done: s.c.StartAcquire(ctx, "semaphore", s.name)})
+	a := newAttempt(s, n)
+	// The waiter listens on its client's channel and, while it is the
+	// watcher, on the shared one (wait.Outcome.Also).
+	err = wait.Acquire(ctx, wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.tag, Acquirer: a,
+		Wake: s.wake, AlsoWake: pubsub.WakeCount,
+		Wait: bound, Done: s.c.StartAcquire(ctx, "semaphore", s.name)})
 	if err != nil {
 		return s.errorf(op, err)
 	}
@@ -139,7 +145,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
 	if err := s.permits("release", n); err != nil {
 		return err
 	}
-	end, err := s.begin("release")
+	end, err := s.begin(ctx, "release")
 	if err != nil {
 		return err
 	}
@@ -156,16 +162,23 @@ func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
 	return nil
 }
 
-// release runs the release script: INCRBY n, publish the new count and
-// wake the waiters it can satisfy.
+// release runs the release script: INCRBY n, hand permits to the
+// waiters they can satisfy and publish what is left. It acknowledges the
+// grants the client's waiters took (acks.go).
 func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
-	return core.Eval(ctx, s.c.Scripts, scripts.SemaphoreRelease, s.keys, s.c.PublishArg, n)
+	acks := s.takeAcks()
+	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreRelease(), s.keys, s.c.PublishArg(), n, acks.arg())
+	if err != nil {
+		s.restoreAcks(acks)
+	}
+	return reply, err
 }
 
 // giveUp takes registry member, a waiter of this client, out of the
-// registry (scripts/semaphore_give_up.lua).
+// registry, or returns the permits handed to it when it had not taken
+// them (scripts/semaphore_give_up.lua).
 func (s *Semaphore) giveUp(ctx context.Context, member string) error {
-	_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreGiveUp, s.keys, s.c.PublishArg, member)
+	_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreGiveUp(), s.keys, s.c.PublishArg(), member)
 	return err
 }
 
@@ -178,12 +191,12 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if !core.CountOK(n) {
 		return false, s.invalid("try set permits", fmt.Sprintf("%d permits, beyond relock.MaxCount", n))
 	}
-	end, err := s.begin("try set permits")
+	end, err := s.begin(ctx, "try set permits")
 	if err != nil {
 		return false, err
 	}
 	defer end()
-	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreTrySet, s.keys, s.c.PublishArg, n, s.ttl)
+	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreTrySet(), s.keys, s.c.PublishArg(), n, s.ttl)
 	if err != nil {
 		return false, s.errorf("try set permits", err)
 	}
@@ -199,12 +212,12 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 	if !core.CountOK(delta) {
 		return s.invalid("add permits", fmt.Sprintf("delta %d beyond relock.MaxCount", delta))
 	}
-	end, err := s.begin("add permits")
+	end, err := s.begin(ctx, "add permits")
 	if err != nil {
 		return err
 	}
 	defer end()
-	if _, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreAdd, s.keys, s.c.PublishArg, delta); err != nil {
+	if _, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreAdd(), s.keys, s.c.PublishArg(), delta); err != nil {
 		return s.errorf("add permits", err)
 	}
 	return nil
@@ -213,7 +226,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 // AvailablePermits returns the permits available now: 0 when the
 // semaphore has no count.
 func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
-	if err := s.check("available permits"); err != nil {
+	if err := s.check(ctx, "available permits"); err != nil {
 		return 0, err
 	}
 	n, _, err := core.OptionalInt(s.c.Redis.Get(ctx, s.name))
@@ -229,12 +242,12 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 // and returned as it was, as java.util.concurrent.Semaphore does. It wakes
 // nobody. Like Release, it is never retried.
 func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
-	end, err := s.begin("drain permits")
+	end, err := s.begin(ctx, "drain permits")
 	if err != nil {
 		return 0, err
 	}
 	defer end()
-	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreDrain, s.keys[:1])
+	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreDrain(), s.keys[:1])
 	if err == nil {
 		var n int64
 		if n, err = core.ReplyInt(reply); err == nil {
@@ -245,11 +258,11 @@ func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
 }
 
 // check returns the semaphore's input error or relock.ErrClosed.
-func (s *Semaphore) check(op string) error {
+func (s *Semaphore) check(ctx context.Context, op string) error {
 	if s.err != nil {
 		return s.err
 	}
-	if err := s.c.Check(); err != nil {
+	if err := s.c.Check(ctx); err != nil {
 		return s.errorf(op, err)
 	}
 	return nil
@@ -257,11 +270,11 @@ func (s *Semaphore) check(op string) error {
 
 // begin is check for an operation that runs scripts (core.Client.Begin):
 // the client's Close waits for end.
-func (s *Semaphore) begin(op string) (end func(), err error) {
+func (s *Semaphore) begin(ctx context.Context, op string) (end func(), err error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	if end, err = s.c.Begin(); err != nil {
+	if end, err = s.c.Begin(ctx); err != nil {
 		return nil, s.errorf(op, err)
 	}
 	return end, nil

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/spinlock"
 )
@@ -158,7 +158,8 @@ func TestReentrantWaiterNotWoken(t *testing.T) {
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
-	holder := spinlock.New(newClient(t, nil), name, &spinlock.Options{Lease: 2 * time.Second})
+	lease := redistest.Short(2*time.Second, time.Second)
+	holder := spinlock.New(newClient(t, nil), name, &spinlock.Options{Lease: lease})
 	hctx := lockT(t, holder, bg)
 	sub := listen(t, raw)
 

@@ -55,9 +55,9 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	m := &Mutex{keys: [1]string{name}}
 	m.l.Init("spinlock", rc, name, o.Lease)
 	boxed := core.BoxKeys(m.boxed[:], name)
-	m.acquireCall.Bind(scripts.SpinAcquire, m.keys[:], boxed)
-	m.unlockCall.Bind(scripts.SpinUnlock, m.keys[:], boxed)
-	m.forceCall.Bind(scripts.SpinForceUnlock, m.keys[:], boxed)
+	m.acquireCall.Bind(scripts.SpinAcquire(), m.keys[:], boxed)
+	m.unlockCall.Bind(scripts.SpinUnlock(), m.keys[:], boxed)
+	m.forceCall.Bind(scripts.SpinForceUnlock(), m.keys[:], boxed)
 	backoff, err := checked(o.Backoff)
 	if err != nil && m.l.Err == nil {
 		m.l.Err = fmt.Errorf("spinlock: %w", err)

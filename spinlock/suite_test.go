@@ -3,7 +3,7 @@ package spinlock_test
 import (
 	"testing"
 
-	"github.com/relock-go/relock/internal/locktest"
+	"github.com/relock-go/relock/internal/testing/locktest"
 )
 
 // TestSuite runs the behaviour suite every lock type shares; its wake-up

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // A proxy forwards loopback TCP connections to a server and can turn the
@@ -116,6 +116,7 @@ func (p *proxy) close() {
 // the stuck one, one lease after the last success, later than the 9/10 of
 // a lease at which the loss is reported.
 func TestDeadConnection(t *testing.T) {
+	redistest.SkipShort(t, "each case waits out a round stuck on a dead connection, and a lease")
 	for _, tc := range []struct {
 		name string
 		opts func(*redis.Options)

@@ -1,21 +1,31 @@
 // Package watchdog keeps the leases of held locks alive with one goroutine
 // per client, however many locks it holds.
 //
+// It needs nothing else of relock: use it to renew leases of locks you
+// take yourself, such as a Redisson RLock taken with package scripts, or
+// a lock of your own whose renewal is a Lua script. Make a Watchdog for
+// your go-redis client with New; once a lock is taken, Watch it with the
+// script call that renews it (a Renewal) and a func to be told if the
+// lease is lost; Stop its Lease when you release the lock, and the
+// Watchdog when you are done.
+//
 // Every interval (a third of the lease) the watchdog sends one renewal per
 // held lock, all in one pipeline, so a round costs one round trip per Redis
 // node, not one per lock. A go-redis cluster pipeline splits by node, and a
 // renewal touches only keys in its lock's slot, so rounds never hit
-// CROSSSLOT.
+// CROSSSLOT. Renewals go out as EVALSHA; those the server answers
+// NOSCRIPT (a restarted or flushed server) are sent again as EVAL.
 //
 // A lease ends in one of three ways: its owner calls Lease.Stop (unlock);
-// a renewal replies 0, meaning the lock is gone from Redis; or no renewal
-// has succeeded for long enough that the server may already have expired
-// it. A renewal sent at time s that succeeds keeps the lock until at least
-// s + timeout on the server, so the watchdog reports the loss no later than
-// timeout after the send time of the last success (a tenth of the timeout
-// earlier, to absorb timer and scheduling delay). A Redis error is not a
-// loss by itself: the watchdog keeps trying until that deadline, a fifth
-// of an interval (at most a second) after each failed round.
+// a renewal replies 0, meaning the lock is gone from Redis (ErrGone); or
+// no renewal has succeeded for long enough that the server may already
+// have expired it (ErrExpired). A renewal sent at time s that succeeds
+// keeps the lock until at least s + timeout on the server, so the
+// watchdog reports the loss no later than timeout after the send time of
+// the last success (a tenth of the timeout earlier, to absorb timer and
+// scheduling delay). A Redis error is not a loss by itself: the watchdog
+// keeps trying until that deadline, a fifth of an interval (at most a
+// second) after each failed round.
 package watchdog
 
 import (
@@ -30,19 +40,27 @@ import (
 	"github.com/relock-go/relock/internal/derive"
 )
 
-// Reasons passed to a lease's lost callback.
 var (
-	ErrGone    = errors.New("watchdog: renewal found the lock gone")
+	// ErrGone is the reason a lease is lost when its renewal replies 0:
+	// the lock is gone from Redis, or held by someone else.
+	ErrGone = errors.New("watchdog: renewal found the lock gone")
+	// ErrExpired is the reason a lease is lost when no renewal succeeded
+	// before the server may have expired it.
 	ErrExpired = errors.New("watchdog: no successful renewal before the lease could expire")
+	// ErrStopped is returned by Watch and Start after Stop.
 	ErrStopped = errors.New("watchdog: stopped")
 )
 
 // A Renewal is the script call that renews one lock. The script must reply
 // 1 while the lock is held (after extending it) and 0 once it is gone.
 type Renewal struct {
+	// Script is the renewal script, such as scripts.Renew() for a
+	// Redisson RLock.
 	Script *redis.Script
-	Keys   []string
-	Args   []any
+	// Keys and Args are the script's KEYS and ARGV. Every key must hash
+	// to one slot on Redis Cluster.
+	Keys []string
+	Args []any
 }
 
 // A Lease is one lock kept alive by a Watchdog. A zero Lease is ready
@@ -99,7 +117,12 @@ type Watchdog struct {
 	closeRdb func() error
 }
 
-// New starts a watchdog whose renewals extend leases to timeout.
+// New starts a watchdog for leases of timeout, which must be positive:
+// each Renewal must extend its lock to timeout (its Args say so), and
+// the watchdog renews it every timeout/3. Unless rdb cuts calls off at
+// their context's deadline (ContextTimeoutEnabled), the watchdog sends
+// its rounds on a client of its own with rdb's options, which Stop
+// closes. log, if not nil, is told of failed rounds.
 func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Watchdog {
 	rdb, closeRdb := deadlineClient(rdb)
 	w := &Watchdog{

@@ -13,13 +13,14 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/watchdog"
 )
 
 // A watched lock outlives its lease many times over, its TTL staying near
 // the lease, and nobody is told it was lost.
 func TestRenews(t *testing.T) {
+	redistest.SkipShort(t, "real-time twin of TestVirtualRenewals, which runs")
 	t.Parallel()
 	rdb := srv.Client(t)
 	const lease = 600 * time.Millisecond
@@ -61,6 +62,7 @@ func TestRenews(t *testing.T) {
 // lease with ErrGone, once, within about one renewal interval; other leases
 // go on.
 func TestLostWhenGone(t *testing.T) {
+	redistest.SkipShort(t, "real-time twin of TestVirtualGone, which runs")
 	const lease = 900 * time.Millisecond
 	for _, tc := range []struct {
 		name string
@@ -211,6 +213,7 @@ func TestWatchStaleAcquire(t *testing.T) {
 // before the server could have expired it: no later than the send time of
 // its last successful renewal plus the lease.
 func TestUnreachable(t *testing.T) {
+	redistest.SkipShort(t, "real-time twin of TestVirtualExpiry, which runs")
 	for _, tc := range []struct {
 		name string
 		cut  func(*redistest.Server) error
@@ -219,6 +222,7 @@ func TestUnreachable(t *testing.T) {
 		{"killed", func(s *redistest.Server) error { s.Kill(); return nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each on a server of its own
 			s := startServer(t)
 			rdb, c, _ := hookedClient(t, s, nil)
 			admin := s.Client(t)
@@ -280,7 +284,8 @@ func scriptsLoaded(rdb *redis.Client) error {
 }
 
 // One round renews every lease in one pipeline: 1000 leases cost one
-// round trip per round, not 1000, and no single commands.
+// round trip per round, not 1000, and no single commands. The lease is
+// 1.2s (600ms under -short).
 func TestBatching(t *testing.T) {
 	t.Parallel()
 	s := startServer(t)
@@ -290,7 +295,7 @@ func TestBatching(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 1000
-	const lease = 1200 * time.Millisecond
+	lease := redistest.Short(1200*time.Millisecond, 600*time.Millisecond)
 	ctx := context.Background()
 	names := make([]string, n)
 	const field = "batch-client:1"
@@ -499,11 +504,12 @@ func TestStop(t *testing.T) {
 }
 
 // lost is never called once Watchdog.Stop has returned, even when Stop
-// races with rounds that find the locks gone.
+// races with rounds that find the locks gone. Under -short it tries every
+// other phase.
 func TestNoLossAfterStop(t *testing.T) {
 	rdb := srv.Client(t)
 	const lease = 300 * time.Millisecond
-	for i := range 10 {
+	for i := 0; i < 10; i += redistest.Short(1, 2) {
 		w := watchdog.New(rdb, lease, nil)
 		var stopped atomic.Bool
 		var late atomic.Int64

@@ -1,13 +1,12 @@
 package main_test
 
 import (
-	"io"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/blackhole"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // TestTimeoutBoundsEveryCommand runs each command with -timeout 300ms
@@ -29,7 +28,7 @@ func TestTimeoutBoundsEveryCommand(t *testing.T) {
 		ln.Close()
 		return addr
 	}()
-	hole := blackhole(t)
+	hole := silent(t)
 	frozen := redistest.Start(t)
 	frozen.RequireReal(t)
 	if err := frozen.Pause(); err != nil {
@@ -46,6 +45,7 @@ func TestTimeoutBoundsEveryCommand(t *testing.T) {
 			{"force-unlock", "-yes", "x"},
 		} {
 			t.Run(target.name+"/"+args[0], func(t *testing.T) {
+				t.Parallel()
 				r := cli(t, "", append([]string{"-url", "redis://" + target.addr, "-timeout", timeout.String()}, args...)...)
 				t.Logf("took %v", r.took.Round(time.Millisecond))
 				fails(t, r, 1, "cannot reach Redis")
@@ -57,43 +57,16 @@ func TestTimeoutBoundsEveryCommand(t *testing.T) {
 	}
 }
 
-// blackhole listens on a loopback port, accepts connections and reads
-// what they send without ever answering, until t ends.
-func blackhole(t *testing.T) string {
+// silent returns the address of a server that accepts connections and
+// reads what they send without ever answering, until t ends: a proxy cut
+// before anyone could connect, so its target is never dialled.
+func silent(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := blackhole.Start("127.0.0.1:1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex // guards conns
-	var conns []net.Conn
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_, _ = io.Copy(io.Discard, c)
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return ln.Addr().String()
+	p.Blackhole()
+	t.Cleanup(p.Close)
+	return p.Addr()
 }

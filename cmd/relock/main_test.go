@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // The tests build the command once and run it as an operator would,

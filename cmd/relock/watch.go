@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/inspect"
-	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/layout"
 )
 
 // watchCmd draws a lock's state, then draws it again whenever it
@@ -111,7 +111,7 @@ func terminal(w any) bool {
 // stop closes the subscriptions; go-redis owns the goroutines that feed
 // the returned channels and ends them on close.
 func subscribe(ctx context.Context, rdb redis.UniversalClient, cluster bool, name string) (events [2]<-chan *redis.Message, stop func()) {
-	lock, rw := core.Prefix("redisson_lock__channel", name), core.Prefix("redisson_rwlock", name)
+	lock, rw := layout.LockChannel(name), layout.RWLockChannel(name)
 	global := rdb.PSubscribe(ctx, escapeGlob(lock)+":*")
 	if err := global.Subscribe(ctx, lock, rw); err != nil {
 		global.Close()

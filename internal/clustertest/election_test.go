@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/relock-go/relock/election"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // TestElectionOnCluster: on the 6-node cluster, as the limited ACL user,

@@ -7,6 +7,7 @@ package clustertest_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -17,7 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // cluster is the cluster shared by the package's tests, nil when the
@@ -26,7 +27,12 @@ import (
 var cluster *redistest.Cluster
 
 func TestMain(m *testing.M) {
-	c, err := redistest.LaunchCluster()
+	flag.Parse()
+	var c *redistest.Cluster
+	var err error
+	if !testing.Short() { // under -short every test skips (needCluster)
+		c, err = redistest.LaunchCluster()
+	}
 	switch {
 	case errors.Is(err, redistest.ErrNotInstalled):
 		fmt.Fprintln(os.Stderr, "clustertest:", err, "- cluster tests will skip")
@@ -48,11 +54,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needCluster skips t when the cluster could not be started because the
-// binaries are missing (never under RELOCK_REQUIRE_REDIS=1: TestMain
-// fails instead), and returns it.
+// needCluster skips t under -short (TestMain started no cluster) or when
+// the cluster could not be started because the binaries are missing
+// (never under RELOCK_REQUIRE_REDIS=1: TestMain fails instead), and
+// returns it.
 func needCluster(t *testing.T) *redistest.Cluster {
 	t.Helper()
+	redistest.SkipShort(t, "a Redis Cluster test (6 servers)")
 	if cluster == nil {
 		t.Skip("needs redis-server and redis-cli to start a cluster")
 	}

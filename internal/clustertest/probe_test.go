@@ -6,18 +6,22 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
+	"github.com/relock-go/relock/reentrant"
 )
 
-// TestAutoProbeFailsLoudly: with PubSubAuto, New asks a cluster client
-// whether sharded pub/sub exists. When it cannot tell, because the ACL
-// user may not ask or no node answers, New fails and says so, rather than
-// settle on global pub/sub, which clients that did learn it would never
-// hear. With the mode set, New asks nothing and succeeds.
+// TestAutoProbeFailsLoudly: with PubSubAuto, a client of a cluster asks
+// it whether sharded pub/sub exists, in the background: New returns at
+// once, and operations wait for the answer under their own context. When
+// the cluster cannot tell, because the ACL user may not ask or no node
+// answers, operations fail and say so, rather than settle on global
+// pub/sub, which clients that did learn it would never hear. With the
+// mode set, nothing is asked and operations succeed.
 func TestAutoProbeFailsLoudly(t *testing.T) {
 	c := needCluster(t)
 	bg := context.Background()
@@ -42,14 +46,23 @@ func TestAutoProbeFailsLoudly(t *testing.T) {
 	o.Username, o.Password = user, password
 	refused := redis.NewClusterClient(o)
 	defer refused.Close()
-	if _, err := relock.New(refused, nil); err == nil || !strings.Contains(err.Error(), "NOPERM") || !strings.Contains(err.Error(), "SHARDNUMSUB") {
-		t.Fatalf("New as a user who may not run PUBSUB SHARDNUMSUB = %v, want an error naming both", err)
+	name := redistest.Key(t)
+	auto := newClient(t, refused, nil)
+	for range 2 {
+		// Refused once, refused again: the refusal stands.
+		if _, err := reentrant.New(auto, name, nil).TryLock(bg, 0); err == nil || !strings.Contains(err.Error(), "NOPERM") || !strings.Contains(err.Error(), "SHARDNUMSUB") {
+			t.Fatalf("TryLock as a user who may not run PUBSUB SHARDNUMSUB = %v, want an error naming both", err)
+		}
 	}
-	rc, err := relock.New(refused, &relock.Options{PubSub: relock.PubSubSharded})
+	sharded := newClient(t, refused, &relock.Options{PubSub: relock.PubSubSharded})
+	mu := reentrant.New(sharded, name, nil)
+	lctx, err := mu.TryLock(bg, 0)
 	if err != nil {
-		t.Fatalf("New with PubSubSharded set = %v", err)
+		t.Fatalf("TryLock with PubSubSharded set = %v", err)
 	}
-	rc.Close()
+	if err := mu.Unlock(lctx); err != nil {
+		t.Fatal(err)
+	}
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,7 +72,20 @@ func TestAutoProbeFailsLoudly(t *testing.T) {
 	l.Close()
 	gone := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{closed}, MaxRetries: -1})
 	defer gone.Close()
-	if _, err := relock.New(gone, nil); err == nil || errors.Is(err, relock.ErrInvalidArgument) {
-		t.Fatalf("New on an unreachable cluster = %v, want its connection error", err)
+	start := time.Now()
+	unreachable := newClient(t, gone, nil)
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("New on an unreachable cluster took %v, want no wait", took)
+	}
+	ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
+	defer cancel()
+	if _, err := reentrant.New(unreachable, name, nil).Lock(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Lock on an unreachable cluster = %v, want its context's deadline", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("Lock on an unreachable cluster took %v, want its context's 200ms", took)
+	}
+	if _, err := reentrant.New(unreachable, name, nil).TryLock(bg, 0); err == nil || errors.Is(err, relock.ErrInvalidArgument) {
+		t.Fatalf("TryLock on an unreachable cluster = %v, want its connection error", err)
 	}
 }

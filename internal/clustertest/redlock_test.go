@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/redlock"
 )
 
@@ -46,10 +46,7 @@ func TestRedLockWithClusterInstance(t *testing.T) {
 		return n
 	}
 	redLock := func(rcs []*relock.Client, name string) *redlock.RedLock {
-		rl, err := redlock.New(name, rcs, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rl := redlock.New(name, rcs, nil)
 		return rl
 	}
 	names := namesOnEachMaster(t, c, rdb, redistest.Key(t))

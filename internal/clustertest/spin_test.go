@@ -3,7 +3,7 @@ package clustertest_test
 import (
 	"testing"
 
-	"github.com/relock-go/relock/internal/locktest"
+	"github.com/relock-go/relock/internal/testing/locktest"
 )
 
 // The behaviour suite on the cluster for the spin lock, whose waiters

@@ -3,7 +3,7 @@ package clustertest_test
 import (
 	"testing"
 
-	"github.com/relock-go/relock/internal/locktest"
+	"github.com/relock-go/relock/internal/testing/locktest"
 )
 
 // The behaviour suites every lock type passes on one server, run on the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,29 +19,76 @@ type HoldKey struct {
 	Field string
 }
 
+// holdTable is the client's local record of the locks its owners hold,
+// one hold per key, so that every lock value with the same name on the
+// same client shares them.
+type holdTable struct {
+	// mu guards m, and the fields of each hold in it marked so. A hold
+	// taken out of m (takeAll, remove) is its taker's alone: only it
+	// ends the hold.
+	mu sync.Mutex
+	m  map[HoldKey]*hold
+}
+
 // A hold is the local record of a lock held by one owner: how many Lock
 // calls it has not yet unlocked, the contexts those calls returned, and
-// what keeps it alive. Holds live in Client.holds, guarded by Client.mu,
-// so every Mutex value with the same name on the same client shares them.
+// what keeps it alive.
 type hold struct {
+	// Set when the hold is made, read-only after.
 	c     *Client
 	kind  string    // Grant.Kind, for the Observer
-	key   HoldKey   // the hold's key in Client.holds
+	key   HoldKey   // the hold's key in holdTable.m
 	since time.Time // when the first hold was granted
-	count int
-	token int64
-	ends  Ends
-	// Watchdog mode: lease is &watch once started, a lease in the
-	// hold's own allocation.
-	lease    *watchdog.Lease
-	watch    watchdog.Lease
-	expiry   *time.Timer  // fixed-lease mode: forgets the hold at its end
-	leaseEnd atomic.Int64 // fixed-lease mode: the lease's end, in Unix ns (holdCtx)
-	releaser Releaser     // releases the holds when the client shuts down
+
+	// Guarded by holdTable.mu while the hold is in the table.
+	count    int
+	token    int64
+	ends     Ends
+	lease    *watchdog.Lease // watchdog mode: &watch once started
+	watch    watchdog.Lease  // the lease, in the hold's own allocation
+	expiry   *time.Timer     // fixed-lease mode: forgets the hold at its end
+	releaser Releaser        // releases the holds when the client shuts down
 	// A tracked owner's hold (leak.go): its owner, and the stack of its
-	// first Lock call when Client.LeakStacks is set.
+	// first Lock call when Config.LeakStacks is set. Set under both
+	// holdTable.mu and the owner's tracker.mu.
 	owner *owner
 	stack []uintptr
+
+	leaseEnd atomic.Int64 // fixed-lease mode: the lease's end, in Unix ns (holdCtx)
+}
+
+// takeAll empties the table and returns what it held, for Shutdown.
+func (t *holdTable) takeAll() map[HoldKey]*hold {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	holds := t.m
+	t.m = make(map[HoldKey]*hold)
+	return holds
+}
+
+// removeLocked takes h out of the table if it is still key's hold, and
+// reports whether it was; t.mu is held.
+func (t *holdTable) removeLocked(key HoldKey, h *hold) bool {
+	if t.m[key] != h {
+		return false
+	}
+	delete(t.m, key)
+	return true
+}
+
+// removeIf takes out of the table every hold on name whose field match
+// accepts, and returns them.
+func (t *holdTable) removeIf(name string, match func(field string) bool) []*hold {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var taken []*hold
+	for k, h := range t.m {
+		if k.Name == name && match(k.Field) {
+			delete(t.m, k)
+			taken = append(taken, h)
+		}
+	}
+	return taken
 }
 
 // A Releaser releases an owner's holds on a lock in Redis: the lock type
@@ -53,7 +101,7 @@ type Releaser interface {
 
 // end cancels every context the hold returned, and tells the client's
 // Observer. cause nil means a plain release. It is called with no lock
-// held.
+// held, by the one who took h out of the table.
 func (h *hold) end(cause error) {
 	if h.lease != nil {
 		h.lease.Stop()
@@ -95,9 +143,9 @@ var ErrHoldTaken = errors.New("relock: the owner's hold was taken by another cal
 // context is a handle that the hold does not reference, so that a
 // forgotten Unlock is found (leak.go).
 func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Context, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h := c.holds[key]
+	c.holds.mu.Lock()
+	defer c.holds.mu.Unlock()
+	h := c.holds.m[key]
 	fresh := h == nil
 	if g.Handoff && !fresh {
 		return nil, ErrHoldTaken
@@ -129,7 +177,7 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 	} else {
 		lctx, cancel = context.WithCancelCause(ctx)
 		if fresh {
-			if err := c.Watchdog.Start(&h.watch, g.Renewal, g.Sent, h); err != nil {
+			if err := c.watchdog.Start(&h.watch, g.Renewal, g.Sent, h); err != nil {
 				cancel(ErrClosed)
 				return nil, ErrClosed
 			}
@@ -138,35 +186,33 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 	}
 	h.ends.Add(cancel)
 	if fresh {
-		c.holds[key] = h
+		c.holds.m[key] = h
 	}
-	return c.hand(tracked, h, lctx), nil
+	return c.handLocked(tracked, h, lctx), nil
 }
 
-// LeaseLost ends a hold whose lease the watchdog reports lost.
+// LeaseLost ends a hold whose lease the watchdog reports lost. The
+// watchdog calls it from its goroutine with no lock held.
 func (h *hold) LeaseLost(reason error) {
-	c := h.c
-	c.mu.Lock()
-	if c.holds[h.key] == h {
-		delete(c.holds, h.key)
-	}
-	c.mu.Unlock()
+	t := &h.c.holds
+	t.mu.Lock()
+	t.removeLocked(h.key, h)
+	t.mu.Unlock()
 	h.end(fmt.Errorf("%w: %w", ErrLockLost, reason))
 }
 
 // forget drops a fixed-lease hold whose lease has ended, then cancels its
-// contexts. A re-entry that extended the lease meanwhile keeps it.
+// contexts. A re-entry that extended the lease meanwhile keeps it. It is
+// the expiry timer's callback, run with no lock held.
 func (h *hold) forget(lease time.Duration) {
-	c := h.c
-	c.mu.Lock()
+	t := &h.c.holds
+	t.mu.Lock()
 	if time.Now().UnixNano() < h.leaseEnd.Load() {
-		c.mu.Unlock()
+		t.mu.Unlock()
 		return
 	}
-	if c.holds[h.key] == h {
-		delete(c.holds, h.key)
-	}
-	c.mu.Unlock()
+	t.removeLocked(h.key, h)
+	t.mu.Unlock()
 	h.end(fmt.Errorf("%w: lease of %v ended", ErrLockLost, lease))
 }
 
@@ -190,20 +236,9 @@ func (c holdCtx) Deadline() (time.Time, bool) {
 // Released records an unlock whose script reported remaining = true
 // (holds remain) or false (the lock is released).
 func (c *Client) Released(key HoldKey, remaining bool) {
-	c.mu.Lock()
-	h := c.holds[key]
-	if h == nil {
-		c.mu.Unlock()
-		return
-	}
-	if remaining && h.count > 1 {
-		h.count--
-		c.mu.Unlock()
-		return
-	}
-	delete(c.holds, key)
-	c.mu.Unlock()
+	h := c.holds.drop(key, remaining)
 	switch {
+	case h == nil:
 	case remaining:
 		// Redis counts a hold this owner never took: an acquire run
 		// twice (a retry after a lost reply), or one whose reply and
@@ -224,45 +259,44 @@ func (c *Client) Released(key HoldKey, remaining bool) {
 // owner let go): the lock, if it is still held, is left to expire with
 // its lease rather than renewed for an owner that has let go of it.
 func (c *Client) UnlockFailed(key HoldKey, err error) {
-	c.mu.Lock()
-	h := c.holds[key]
+	if h := c.holds.drop(key, true); h != nil {
+		h.end(fmt.Errorf("%w, but Redis did not confirm it (%v): the lock is released in the background once Redis answers, or when its lease runs out", ErrUnlocked, err))
+	}
+}
+
+// drop takes one hold off key's record when keep is set and it has more
+// than one; otherwise it takes the record out of the table and returns
+// it, for the caller to end. It returns nil when key has no record or
+// keeps one.
+func (t *holdTable) drop(key HoldKey, keep bool) *hold {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.m[key]
 	if h == nil {
-		c.mu.Unlock()
-		return
+		return nil
 	}
-	if h.count > 1 {
+	if keep && h.count > 1 {
 		h.count--
-		c.mu.Unlock()
-		return
+		return nil
 	}
-	delete(c.holds, key)
-	c.mu.Unlock()
-	h.end(fmt.Errorf("%w, but Redis did not confirm it (%v): the lock is released in the background once Redis answers, or when its lease runs out", ErrUnlocked, err))
+	delete(t.m, key)
+	return h
 }
 
 // Lost ends the local holds on name of field's owner (every owner's for
 // "") with ErrLockLost: the unlock script found no hold. A force-unlock's
 // are ended by ForceUnlocked (notice.go).
 func (c *Client) Lost(name string, field string) {
-	c.mu.Lock()
-	var ended []*hold
-	for k, h := range c.holds {
-		if k.Name == name && (field == "" || k.Field == field) {
-			delete(c.holds, k)
-			ended = append(ended, h)
-		}
-	}
-	c.mu.Unlock()
-	for _, h := range ended {
+	for _, h := range c.holds.removeIf(name, func(f string) bool { return field == "" || f == field }) {
 		h.end(fmt.Errorf("%w: lock released by someone else or expired", ErrLockLost))
 	}
 }
 
 // Token returns the fencing token of key's current hold.
 func (c *Client) Token(key HoldKey) (int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h := c.holds[key]
+	c.holds.mu.Lock()
+	defer c.holds.mu.Unlock()
+	h := c.holds.m[key]
 	if h == nil {
 		return 0, false
 	}
@@ -271,9 +305,9 @@ func (c *Client) Token(key HoldKey) (int64, bool) {
 
 // Holds reports how many local holds key has.
 func (c *Client) Holds(key HoldKey) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if h := c.holds[key]; h != nil {
+	c.holds.mu.Lock()
+	defer c.holds.mu.Unlock()
+	if h := c.holds.m[key]; h != nil {
 		return h.count
 	}
 	return 0

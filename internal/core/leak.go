@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Forgotten unlocks. A hold lives in Client.holds, and the watchdog
+// Forgotten unlocks. A hold lives in the client's holdTable, and the watchdog
 // renews it until it ends, so a lock whose holder dropped its context
 // without an Unlock would be renewed for ever. To catch that, the hold
 // must not keep what it returned reachable: a Lock call returns a handle,
@@ -45,6 +45,8 @@ import (
 type tracker struct {
 	on bool // the owner is tracked: set when it is made, read-only after
 
+	// mu guards the fields below, and each tracked hold's owner and
+	// stack. It is taken under holdTable.mu (handLocked) or alone.
 	mu       sync.Mutex
 	done     bool // every hold ended, or every handle went: no more tracking
 	handles  int  // handles not yet collected
@@ -91,10 +93,10 @@ func (c *Client) tracking(ctx context.Context, key HoldKey) (context.Context, *o
 	return ctx, o
 }
 
-// hand returns lctx, a context h returns, as a handle of o's when o is
-// tracked, recording h among o's holds when it is fresh. It is called
-// with c.mu held.
-func (c *Client) hand(o *owner, h *hold, lctx context.Context) context.Context {
+// handLocked returns lctx, a context h returns, as a handle of o's when
+// o is tracked, recording h among o's holds when it is fresh. It is
+// called with c.holds.mu held.
+func (c *Client) handLocked(o *owner, h *hold, lctx context.Context) context.Context {
 	if o == nil {
 		return lctx
 	}
@@ -110,7 +112,7 @@ func (c *Client) hand(o *owner, h *hold, lctx context.Context) context.Context {
 			t.holds = t.hold1[:0]
 		}
 		t.holds = append(t.holds, h)
-		if c.LeakStacks {
+		if c.cfg.LeakStacks {
 			pcs := make([]uintptr, leakStack)
 			h.stack = pcs[:runtime.Callers(3, pcs)]
 		}
@@ -147,7 +149,8 @@ func (h *hold) untrack() {
 }
 
 // handleGone is the cleanup of a handle of o's: after the last one, the
-// holds of o that are left can never be unlocked, and are reported.
+// holds of o that are left can never be unlocked, and are reported. The
+// runtime runs it with no lock held.
 func handleGone(o *owner) {
 	t := &o.track
 	t.mu.Lock()
@@ -170,20 +173,19 @@ func handleGone(o *owner) {
 // began, the hold is Shutdown's to end.
 func (c *Client) leaked(h *hold) {
 	c.Background(func() {
-		c.mu.Lock()
-		if c.holds[h.key] != h {
-			c.mu.Unlock()
+		c.holds.mu.Lock()
+		if !c.holds.removeLocked(h.key, h) {
+			c.holds.mu.Unlock()
 			return // ended meanwhile
 		}
-		delete(c.holds, h.key)
 		holds := h.count
-		c.mu.Unlock()
+		c.holds.mu.Unlock()
 		h.end(ErrLeaked)
 		args := []any{"lock", h.key.Name, "kind", h.kind, "owner", h.key.Field, "held", time.Since(h.since).Round(time.Millisecond), "holds", holds}
 		if h.stack != nil {
 			args = append(args, "stack", formatStack(h.stack))
 		}
-		c.Log.Warn(ErrLeaked.Error(), args...)
+		c.cfg.Log.Warn(ErrLeaked.Error(), args...)
 	})
 }
 

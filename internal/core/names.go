@@ -8,9 +8,9 @@ import (
 // ValidateName reports whether name can be a lock name. It must be
 // non-empty; when it contains a '{' its first '{' must be followed by a
 // non-empty hash tag closed by '}'; and without a '{' it must not contain
-// a '}', which would end the tag that Prefix and Suffix wrap around it.
-// Only then do the lock key and every name derived from it hash to the
-// same cluster slot.
+// a '}', which would end the tag that the names derived from it wrap
+// around it (package layout). Only then do the lock key and every name
+// derived from it hash to the same cluster slot.
 func ValidateName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty", ErrInvalidName)
@@ -27,22 +27,4 @@ func ValidateName(name string) error {
 		return fmt.Errorf("%w: %q has a '{' without a non-empty hash tag after it", ErrInvalidName, name)
 	}
 	return nil
-}
-
-// Prefix derives a key or channel name that hashes to name's slot, as
-// Redisson does: "p:{name}", or "p:name" when name carries its own tag.
-func Prefix(p, name string) string {
-	if strings.Contains(name, "{") {
-		return p + ":" + name
-	}
-	return p + ":{" + name + "}"
-}
-
-// Suffix is Prefix's counterpart for suffixes: "{name}:s", or "name:s" when
-// name carries its own tag.
-func Suffix(name, s string) string {
-	if strings.Contains(name, "{") {
-		return name + ":" + s
-	}
-	return "{" + name + "}:" + s
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/watchdog"
 )
 
@@ -18,7 +21,7 @@ import (
 // So the force-unlock scripts reply the holders' fields, read in the same
 // atomic step as the deletion, and the forcing client publishes a notice,
 // the lock's name, on the channel of each other relock client among them
-// (NoticeChannel). A client listens on its channel from its first hold on
+// (layout.ClientChannel). A client listens on its channel from its first hold on
 // (Listen) and, told of a lock, has each of its holds there checked in
 // Redis at once rather than ended: the notice is only a hint, which may
 // come late (after the owner took the lock again) or from anyone, and
@@ -40,35 +43,39 @@ var (
 	errForcedThere = errors.New("force-unlocked by another client (ForceUnlock), which told this one")
 )
 
-// NoticeChannel is the channel on which the relock client id is told of
-// force-unlocks of the locks it holds: "relock_client:{<id>}". Only
-// relock clients listen there; each message is a lock's name.
-func NoticeChannel(id string) string { return Prefix("relock_client", id) }
+// notices is whether the client listens on its channel
+// (layout.ClientChannel).
+type notices struct {
+	listening atomic.Bool // Listen began, and has not failed since
+}
 
-// Listen has the client listen on its NoticeChannel, once: the first call
-// subscribes in the background and returns at once, so that an acquire
-// never waits for it; later calls return at once. A subscription that
+// Listen has the client listen on its channel for notices, once: the
+// first call subscribes in the background and returns at once, so that
+// an acquire never waits for it; later calls return at once. A subscription that
 // could not be made (the hub closed, or the cluster layout could not be
-// read within OpTimeout) is tried again at the next call.
+// read within OpTimeout) is tried again at the next call. It may be
+// called only after Check or Begin returned nil.
 func (c *Client) Listen() {
-	if c.listening.Load() || !c.listening.CompareAndSwap(false, true) {
+	n := &c.notices
+	if n.listening.Load() || !n.listening.CompareAndSwap(false, true) {
 		return
 	}
+	hub := c.Hub()
 	started := c.Background(func() {
 		ctx, cancel := c.bgContext(context.Background())
 		defer cancel()
-		if err := c.Hub.Listen(ctx, NoticeChannel(c.ID), c.notice); err != nil {
-			c.listening.Store(false)
+		if err := hub.Listen(ctx, layout.ClientChannel(c.ID), pubsub.WakeOne, c.notice); err != nil {
+			n.listening.Store(false)
 		}
 	})
 	if !started {
-		c.listening.Store(false)
+		n.listening.Store(false)
 	}
 }
 
 // notice handles a message on the client's channel, name being a lock
-// that a ForceUnlock on another client deleted. It is called on the
-// hub's delivery goroutine with no lock held, and does not block: each
+// that a ForceUnlock on another client deleted. It is the hub's callback,
+// called on its delivery goroutine with no lock held, and does not block: each
 // of the client's holds on name is checked in Redis in the background. A
 // watchdog-renewed hold's lease is renewed now (watchdog.Lease.Check),
 // and the watchdog reports it lost if the renewal finds it gone, which
@@ -82,13 +89,13 @@ func (c *Client) notice(name string) {
 		count int
 	}
 	var checks []check
-	c.mu.Lock()
-	for key, h := range c.holds {
+	c.holds.mu.Lock()
+	for key, h := range c.holds.m {
 		if key.Name == name {
 			checks = append(checks, check{key, h, h.lease, h.count})
 		}
 	}
-	c.mu.Unlock()
+	c.holds.mu.Unlock()
 	for _, ch := range checks {
 		if ch.lease != nil {
 			ch.lease.Check(errForcedThere)
@@ -112,13 +119,13 @@ func (c *Client) verify(key HoldKey, h *hold, count int) {
 		if err != nil || held {
 			return
 		}
-		c.mu.Lock()
-		if c.holds[key] != h || h.count != count {
-			c.mu.Unlock()
+		c.holds.mu.Lock()
+		if c.holds.m[key] != h || h.count != count {
+			c.holds.mu.Unlock()
 			return
 		}
-		delete(c.holds, key)
-		c.mu.Unlock()
+		delete(c.holds.m, key)
+		c.holds.mu.Unlock()
 		h.end(fmt.Errorf("%w: %w", ErrLockLost, errForcedThere))
 	})
 }
@@ -150,16 +157,7 @@ func Forced(reply any) (fields []string, deleted bool, err error) {
 // holders (version-4 UUIDs) cannot listen, and are not told. A notice
 // that cannot be sent is logged: its holders learn at their next renewal.
 func (c *Client) ForceUnlocked(ctx context.Context, name string, fields []string) {
-	c.mu.Lock()
-	var ended []*hold
-	for key, h := range c.holds {
-		if key.Name == name {
-			delete(c.holds, key)
-			ended = append(ended, h)
-		}
-	}
-	c.mu.Unlock()
-	for _, h := range ended {
+	for _, h := range c.holds.removeIf(name, func(string) bool { return true }) {
 		h.end(fmt.Errorf("%w: %w", ErrLockLost, errForcedHere))
 	}
 
@@ -176,16 +174,16 @@ func (c *Client) ForceUnlocked(ctx context.Context, name string, fields []string
 	defer cancel()
 	_, err := c.Redis.Pipelined(cctx, func(pipe redis.Pipeliner) error {
 		for id := range ids {
-			if c.Publish == "SPUBLISH" {
-				pipe.SPublish(cctx, NoticeChannel(id), name)
+			if c.Publish() == "SPUBLISH" {
+				pipe.SPublish(cctx, layout.ClientChannel(id), name)
 			} else {
-				pipe.Publish(cctx, NoticeChannel(id), name)
+				pipe.Publish(cctx, layout.ClientChannel(id), name)
 			}
 		}
 		return nil
 	})
-	if err != nil && c.Log != nil {
-		c.Log.Warn("relock: force-unlock could not tell the holders' clients; they learn at their next renewal",
+	if err != nil && c.cfg.Log != nil {
+		c.cfg.Log.Warn("relock: force-unlock could not tell the holders' clients; they learn at their next renewal",
 			"lock", name, "clients", len(ids), "error", err)
 	}
 }

@@ -13,11 +13,11 @@ import (
 // and the scripts it ran; it is nil, and nothing was built, when the
 // client has no Observer or the Observer wants no end.
 func (c *Client) StartAcquire(ctx context.Context, kind, name string) func(err error, attempts int) {
-	if c == nil || c.Obs == nil {
+	if c == nil || c.cfg.Observer == nil {
 		return nil
 	}
 	start := time.Now()
-	end := c.Obs.StartAcquire(ctx, observe.Lock{Kind: kind, Name: name})
+	end := c.cfg.Observer.StartAcquire(ctx, observe.Lock{Kind: kind, Name: name})
 	if end == nil {
 		return nil
 	}
@@ -42,38 +42,36 @@ func outcome(err error) observe.Outcome {
 // StartUnlock tells the client's Observer that an unlock of kind's lock
 // name begins; the func it returns, nil without an Observer, ends it.
 func (c *Client) StartUnlock(ctx context.Context, kind, name string) func(error) {
-	if c == nil || c.Obs == nil {
+	if c == nil || c.cfg.Observer == nil {
 		return nil
 	}
-	return c.Obs.StartUnlock(ctx, observe.Lock{Kind: kind, Name: name})
+	return c.cfg.Observer.StartUnlock(ctx, observe.Lock{Kind: kind, Name: name})
 }
 
-// Stats reports the client's holds, waiters and subscribed channels.
+// Stats reports the client's holds, waiters and subscribed channels
+// (none before the client's pub/sub mode is known).
 func (c *Client) Stats() observe.Stats {
-	c.mu.Lock()
-	holds := len(c.holds)
-	c.mu.Unlock()
-	waiters, channels := c.Hub.Stats()
-	return observe.Stats{Holds: holds, Waiters: waiters, Channels: channels}
+	c.holds.mu.Lock()
+	s := observe.Stats{Holds: len(c.holds.m)}
+	c.holds.mu.Unlock()
+	if t := c.pubsub.ready.Load(); t != nil {
+		s.Waiters, s.Channels = t.hub.Stats()
+	}
+	return s
 }
 
 // holdEnded tells the client's Observer that h ended with cause. It is
 // called with no lock held.
 func (c *Client) holdEnded(h *hold, cause error) {
-	if c.Obs == nil || h.kind == "" {
+	if c.cfg.Observer == nil || h.kind == "" {
 		return
 	}
-	c.Obs.HoldEnded(observe.HoldEnd{Lock: observe.Lock{Kind: h.kind, Name: h.key.Name}, Held: time.Since(h.since), Cause: cause})
+	c.cfg.Observer.HoldEnded(observe.HoldEnd{Lock: observe.Lock{Kind: h.kind, Name: h.key.Name}, Held: time.Since(h.since), Cause: cause})
 }
 
-// watchdogRound tells the client's Observer of a renewal round.
+// watchdogRound tells the client's Observer of a renewal round. It is
+// the watchdog's callback (OnRound, set by NewClient when there is an
+// Observer), called on its goroutine with no lock held.
 func (c *Client) watchdogRound(leases, failures, lost int, took time.Duration) {
-	c.Obs.WatchdogRound(observe.Round{Leases: leases, Failures: failures, Lost: lost, Duration: took})
-}
-
-// SetObserver makes obs the client's Observer, told of the watchdog's
-// rounds too. It is called once, before the client is used.
-func (c *Client) SetObserver(obs observe.Observer) {
-	c.Obs = obs
-	c.Watchdog.OnRound(c.watchdogRound)
+	c.cfg.Observer.WatchdogRound(observe.Round{Leases: leases, Failures: failures, Lost: lost, Duration: took})
 }

@@ -19,7 +19,7 @@ import (
 // replicas its master reports as connected have it (WAIT, or WAITAOF when
 // the master writes an append-only file), and fails when none of them
 // confirmed while some are connected: Redisson's checkLockSyncedSlaves.
-// Client.SyncReplicas picks the mode: SyncAuto, a fixed count, or
+// Config.SyncReplicas picks the mode: SyncAuto, a fixed count, or
 // negative for none.
 
 // SyncAuto is the SyncReplicas value that waits for the replicas the
@@ -64,14 +64,14 @@ func (c *Client) EvalAcquire(ctx context.Context, acquired func(reply any) bool,
 
 // RunAcquire is EvalAcquire for a Call.
 func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, k *Call, args ...any) (any, error) {
-	if c.SyncReplicas < 0 {
+	if c.cfg.SyncReplicas < 0 {
 		return k.Run(ctx, c.Scripts, args...)
 	}
 	rdb, addr, err := c.master(ctx, k.Keys[0])
 	if err != nil {
 		return nil, err
 	}
-	want, aof := c.SyncReplicas, false
+	want, aof := c.cfg.SyncReplicas, false
 	if want == SyncAuto {
 		v, err := c.view(ctx, rdb, addr)
 		if err != nil {
@@ -83,23 +83,23 @@ func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, 
 		want, aof = v.replicas, v.aof
 	}
 	// A copy, so that the caller's variadic arguments stay on its stack.
-	reply, acked, err := evalWait(ctx, rdb, k.Script, k.Keys, slices.Clone(args), want, aof, c.SyncTimeout.Milliseconds())
+	reply, acked, err := evalWait(ctx, rdb, k.Script, k.Keys, slices.Clone(args), want, aof, c.cfg.SyncTimeout.Milliseconds())
 	if err != nil {
 		return nil, Ended(ctx, nil, err)
 	}
-	if acked != int64(want) && c.SyncReplicas == SyncAuto {
+	if acked != int64(want) && c.cfg.SyncReplicas == SyncAuto {
 		c.dropView(addr)
 	}
 	if !acquired(reply) {
 		return reply, nil
 	}
 	switch {
-	case c.SyncReplicas > 0 && acked < int64(want):
+	case c.cfg.SyncReplicas > 0 && acked < int64(want):
 		return reply, fmt.Errorf("%w: %d of %d replicas confirmed the acquire within %v",
-			ErrNotAcquired, acked, want, c.SyncTimeout)
-	case c.SyncReplicas == SyncAuto && want > 0 && acked == 0:
+			ErrNotAcquired, acked, want, c.cfg.SyncTimeout)
+	case c.cfg.SyncReplicas == SyncAuto && want > 0 && acked == 0:
 		return reply, fmt.Errorf("%w: none of the master's %d connected replicas confirmed the acquire within %v",
-			ErrNotAcquired, want, c.SyncTimeout)
+			ErrNotAcquired, want, c.cfg.SyncTimeout)
 	}
 	return reply, nil
 }
@@ -108,8 +108,8 @@ func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, 
 // append-only file) with the client's SyncReplicas, reading the master's
 // report when it has none fresh enough.
 func (c *Client) Syncs(ctx context.Context, key string) (bool, error) {
-	if c.SyncReplicas != SyncAuto {
-		return c.SyncReplicas > 0, nil
+	if c.cfg.SyncReplicas != SyncAuto {
+		return c.cfg.SyncReplicas > 0, nil
 	}
 	rdb, addr, err := c.master(ctx, key)
 	if err != nil {
@@ -161,9 +161,6 @@ func (c *Client) view(ctx context.Context, rdb redis.Cmdable, addr string) (repl
 		return v, Ended(ctx, nil, err)
 	}
 	c.syncs.mu.Lock()
-	if c.syncs.views == nil {
-		c.syncs.views = make(map[string]replicaView)
-	}
 	c.syncs.views[addr] = v
 	c.syncs.mu.Unlock()
 	return v, nil

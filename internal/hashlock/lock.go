@@ -20,6 +20,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/wait"
+	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/watchdog"
 )
@@ -219,20 +220,21 @@ func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Durat
 	}
 }
 
-// Check returns the lock's input error or relock.ErrClosed.
-func (l *Lock) Check() error {
+// Check returns the lock's input error, or core.Client.Check's.
+func (l *Lock) Check(ctx context.Context) error {
 	if l.Err != nil {
 		return l.Err
 	}
-	return l.C.Check()
+	return l.C.Check(ctx)
 }
 
-// Begin is Check for an operation that runs scripts (see core.Begin).
-func (l *Lock) Begin() (end func(), err error) {
+// Begin is Check for an operation that runs scripts (see
+// core.Client.Begin).
+func (l *Lock) Begin(ctx context.Context) (end func(), err error) {
 	if l.Err != nil {
 		return nil, l.Err
 	}
-	return l.C.Begin()
+	return l.C.Begin(ctx)
 }
 
 // LeaseArg is LeaseMillis as a script argument.
@@ -272,28 +274,32 @@ func (l *Lock) errorf(op string, err error) error {
 // Lock acquires for ctx's owner (a new one if ctx has none), waiting at
 // most bound (0: one attempt; negative: until ctx ends).
 func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, error) {
-	end, err := l.Begin()
+	end, err := l.Begin(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer end()
 	ctx = core.LockOwner(ctx)
 	key, f, _ := l.owner(ctx)
-	a := &acquire{l: l, ctx: ctx, key: key, f: f, bound: bound, backoff: minTurnBackoff}
-	_, givesUp := l.Ops.(GiveUpper)
+	a := &acquire{l: l, key: key, f: f, bound: bound, backoff: minTurnBackoff}
 	spec := wait.Spec{
-		Hub:        l.C.Hub,
+		Hub: l.C.Hub(),
+		// A lock's channels, its client's and Redisson's, wake as
+		// Redisson's do: "0" wakes one waiter.
+		Wake:       pubsub.WakeOne,
+		AlsoWake:   pubsub.WakeOne,
 		Acquirer:   a,
-		GivesUp:    givesUp,
 		LikelyFree: !l.taken.Load(),
 		Wait:       bound,
 		MaxSleep:   l.MaxSleep,
 		Poll:       l.Poll,
 		Done:       l.C.StartAcquire(ctx, l.Pkg, l.Name),
 	}
+	if _, ok := l.Ops.(GiveUpper); ok {
+		spec.Acquirer = quitting{a}
+	}
 	if l.Poll == nil {
 		spec.Channel, spec.Tag = l.Ops.(Channeler).Channel(key.Field)
-		spec.Handoffs = l.Grants
 	}
 	err = wait.Acquire(ctx, spec)
 	if taken := !a.asked.IsZero(); taken != !spec.LikelyFree {
@@ -308,7 +314,6 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 // An acquire is the state of one Lock call.
 type acquire struct {
 	l     *Lock
-	ctx   context.Context
 	key   core.HoldKey
 	f     Field
 	bound time.Duration
@@ -321,7 +326,7 @@ type acquire struct {
 }
 
 // Attempt runs the acquire script once.
-func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
+func (a *acquire) Attempt(ctx context.Context, listening bool) (wait.Outcome, error) {
 	l := a.l
 	try := a.bound == 0 || !listening
 	mode := Join
@@ -345,27 +350,27 @@ func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
 	// A clean-up of this owner's acquire or unlock that goes on in the
 	// background (an undo of an attempt whose reply was lost) must not
 	// undo this attempt's hold.
-	if err := l.C.AwaitPending(a.ctx, a.key); err != nil {
+	if err := l.C.AwaitPending(ctx, a.key); err != nil {
 		return wait.Outcome{}, err
 	}
-	opctx, cancel := l.C.OpContext(a.ctx)
+	opctx, cancel := l.C.OpContext(ctx)
 	defer cancel()
 	sent := time.Now()
 	r, err := l.Ops.Acquire(opctx, a.f, mode)
 	switch {
 	case err != nil:
-		l.abandon(a.ctx, a.key, a.f)
+		l.abandon(ctx, a.key, a.f)
 		return wait.Outcome{}, err
 	case r.Refused != nil:
 		a.refused = true
 		return wait.Outcome{}, r.Refused
 	case r.Acquired:
-		o, err := a.take(core.Grant{Sent: sent, Token: r.Token, Handoff: mode == Queued || mode == Claim})
+		o, err := a.take(ctx, core.Grant{Sent: sent, Token: r.Token, Handoff: mode == Queued || mode == Claim})
 		if err == nil && !o.Acquired {
 			// Another call of the owner recorded the hold first: this
 			// one re-enters it, at once, so that a single try does not
 			// fail for a lock its owner holds.
-			return a.Attempt(listening)
+			return a.Attempt(ctx, listening)
 		}
 		return o, err
 	}
@@ -397,8 +402,11 @@ func (a *acquire) Attempt(listening bool) (wait.Outcome, error) {
 // lock's, the hold is renewed first and the bound rests on the renewal.
 // It reports false, for an attempt to decide, when the grant is not
 // there to take.
-func (a *acquire) Handoff(note string) (bool, error) {
+func (a *acquire) Handoff(ctx context.Context, note string) (bool, error) {
 	l := a.l
+	if !l.Grants {
+		return false, nil
+	}
 	ms, err := strconv.ParseInt(note, 10, 64)
 	if err != nil || ms <= 0 || !a.queued || l.C.Holding(a.key) {
 		// "0": not a grant, only a wake-up.
@@ -406,7 +414,7 @@ func (a *acquire) Handoff(note string) (bool, error) {
 	}
 	g := core.Grant{Sent: a.asked, Handoff: true}
 	lease := time.Duration(l.LeaseMillis()) * time.Millisecond
-	opctx, cancel := l.C.OpContext(a.ctx)
+	opctx, cancel := l.C.OpContext(ctx)
 	defer cancel()
 	syncs, err := l.C.Syncs(opctx, l.Name)
 	if err != nil {
@@ -418,14 +426,18 @@ func (a *acquire) Handoff(note string) (bool, error) {
 		// WAIT behind it on the same connection, which counts every
 		// write the master made before it.
 		g.Sent = time.Now()
-		n, err := l.C.EvalAcquire(opctx, core.OneReply, scripts.Renew, l.renewKeys[:], l.leaseArg, a.f.Arg)
+		n, err := l.C.EvalAcquire(opctx, core.OneReply, scripts.Renew(), l.renewKeys[:], l.leaseArg, a.f.Arg)
 		if err != nil || n != int64(1) {
 			return false, nil
 		}
 	}
-	o, err := a.take(g)
+	o, err := a.take(ctx, g)
 	return o.Acquired, err
 }
+
+// A quitting acquire is one whose lock's Ops keep something in Redis
+// for a waiter (GiveUpper): a wait.Quitter.
+type quitting struct{ *acquire }
 
 // GiveUp runs the Ops' GiveUp for a wait that ended without the lock,
 // within core.Grace of the caller's end and then in the background
@@ -433,9 +445,10 @@ func (a *acquire) Handoff(note string) (bool, error) {
 // lock: a non-reentrant lock refuses an owner whose field is in the hash,
 // and that hold (another call's of the same owner, perhaps a grant it is
 // about to take) must not be passed on as one this wait left behind.
-func (a *acquire) GiveUp() error {
+func (q quitting) GiveUp(ctx context.Context) error {
+	a := q.acquire
 	holding := a.refused || a.l.C.Holding(a.key)
-	return a.l.C.Settle(a.ctx, a.key, func(ctx context.Context) error {
+	return a.l.C.Settle(ctx, a.key, func(ctx context.Context) error {
 		return a.l.Ops.(GiveUpper).GiveUp(ctx, a.f, holding)
 	})
 }
@@ -444,16 +457,16 @@ func (a *acquire) GiveUp() error {
 // taken as it was: core.Grant.Handoff) that some other call of the owner
 // recorded first leaves the outcome not acquired, for an attempt that
 // re-enters.
-func (a *acquire) take(g core.Grant) (wait.Outcome, error) {
+func (a *acquire) take(ctx context.Context, g core.Grant) (wait.Outcome, error) {
 	l := a.l
 	g.Kind, g.Lease, g.Renewal, g.Releaser = l.Pkg, l.Lease, l.renewal(a.f), l
-	lctx, err := l.C.Granted(a.ctx, a.key, g)
+	lctx, err := l.C.Granted(ctx, a.key, g)
 	switch {
 	case errors.Is(err, core.ErrHoldTaken):
 		a.queued = false
 		return wait.Outcome{}, nil
 	case err != nil:
-		l.abandon(a.ctx, a.key, a.f)
+		l.abandon(ctx, a.key, a.f)
 		return wait.Outcome{}, err
 	}
 	a.lctx = lctx
@@ -473,7 +486,7 @@ func (l *Lock) renewal(f Field) watchdog.Renewal {
 // get: the hash's lease, while f's field exists.
 func (l *Lock) HashRenewal(f Field) watchdog.Renewal {
 	return watchdog.Renewal{
-		Script: scripts.Renew,
+		Script: scripts.Renew(),
 		Keys:   l.renewKeys[:],
 		Args:   []any{l.C.WatchdogArg, f.Arg},
 	}
@@ -521,7 +534,7 @@ func (l *Lock) Release(ctx context.Context, field string, holds int) error {
 
 // Unlock releases one hold of ctx's owner.
 func (l *Lock) Unlock(ctx context.Context) (err error) {
-	end, err := l.Begin()
+	end, err := l.Begin(ctx)
 	if err != nil {
 		return err
 	}
@@ -580,7 +593,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 // ForceUnlock deletes the lock whoever holds it, and tells its holders'
 // clients (core.ForceUnlocked).
 func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
-	end, err := l.Begin()
+	end, err := l.Begin(ctx)
 	if err != nil {
 		return false, err
 	}

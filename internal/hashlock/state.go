@@ -9,7 +9,7 @@ import (
 
 // IsLocked reports whether anyone holds the lock.
 func (l *Lock) IsLocked(ctx context.Context) (bool, error) {
-	if err := l.Check(); err != nil {
+	if err := l.Check(ctx); err != nil {
 		return false, err
 	}
 	n, err := l.C.Redis.Exists(ctx, l.Name).Result()
@@ -27,7 +27,7 @@ func (l *Lock) IsHeld(ctx context.Context) (bool, error) {
 
 // HoldCount returns the holds of ctx's owner as Redis counts them.
 func (l *Lock) HoldCount(ctx context.Context) (int, error) {
-	if err := l.Check(); err != nil {
+	if err := l.Check(ctx); err != nil {
 		return 0, err
 	}
 	key, ok := l.Key(ctx)
@@ -44,7 +44,7 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 // TTL returns the time left on the lease: 0 when the lock is not held,
 // -1 when it is held without expiry.
 func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
-	if err := l.Check(); err != nil {
+	if err := l.Check(ctx); err != nil {
 		return 0, err
 	}
 	ms, err := l.C.Redis.Do(ctx, "PTTL", l.Name).Int64()

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // TestDocsListTheCommands: the command list for a limited user in

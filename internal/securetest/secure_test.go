@@ -10,8 +10,8 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
-	"github.com/relock-go/relock/internal/locktest"
-	"github.com/relock-go/relock/internal/redistest"
+	"github.com/relock-go/relock/internal/testing/locktest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/multilock"
 	"github.com/relock-go/relock/redlock"
 	"github.com/relock-go/relock/reentrant"
@@ -142,21 +142,15 @@ func TestLimitedUserOverTLS(t *testing.T) {
 	})
 
 	t.Run("multilock and redlock", func(t *testing.T) {
-		ml, err := multilock.New(
+		ml := multilock.New(
 			reentrant.New(a, "secure:m1", nil),
 			fair.New(a, "secure:m2", nil),
 			rwlock.New(a, "secure:m3", nil).Reader(),
 		)
-		if err != nil {
-			t.Fatal(err)
-		}
 		if err := ml.Unlock(must(t)(ml.Lock(bg))); err != nil {
 			t.Fatal(err)
 		}
-		rl, err := redlock.New("secure:red", []*relock.Client{b}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rl := redlock.New("secure:red", []*relock.Client{b}, nil)
 		if err := rl.Unlock(must(t)(rl.Lock(bg))); err != nil {
 			t.Fatal(err)
 		}

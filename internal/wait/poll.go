@@ -92,6 +92,6 @@ func poll(ctx context.Context, s Spec, o Outcome, err error) error {
 		case <-s.Hub.Done():
 			return core.ErrClosed
 		}
-		o, err = s.Attempt(false)
+		o, err = s.Attempt(ctx, false)
 	}
 }

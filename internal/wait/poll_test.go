@@ -34,7 +34,7 @@ type lock struct {
 	heardOf bool // an attempt was told the waiter listens
 }
 
-func (l *lock) Attempt(listening bool) (wait.Outcome, error) {
+func (l *lock) Attempt(_ context.Context, listening bool) (wait.Outcome, error) {
 	l.at = append(l.at, time.Since(l.start))
 	l.heardOf = l.heardOf || listening
 	n := len(l.at)
@@ -47,12 +47,12 @@ func (l *lock) Attempt(listening bool) (wait.Outcome, error) {
 	return wait.Outcome{TTL: l.ttl}, nil
 }
 
-func (l *lock) Handoff(string) (bool, error) {
+func (l *lock) Handoff(context.Context, string) (bool, error) {
 	l.t.Error("a polling wait took a hand-off")
 	return false, nil
 }
 
-func (l *lock) GiveUp() error { l.gaveUp++; return nil }
+func (l *lock) GiveUp(context.Context) error { l.gaveUp++; return nil }
 
 // doubling is a Backoff from first, doubling, that records its calls.
 type doubling struct {
@@ -90,7 +90,7 @@ func hub(t *testing.T) *pubsub.Hub {
 func run(t *testing.T, l *lock, b wait.Backoff, set func(*wait.Spec)) error {
 	t.Helper()
 	l.t, l.start = t, time.Now()
-	s := wait.Spec{Hub: hub(t), Acquirer: l, GivesUp: true, Wait: -1, Poll: b}
+	s := wait.Spec{Hub: hub(t), Acquirer: l, Wait: -1, Poll: b}
 	if set != nil {
 		set(&s)
 	}
@@ -197,7 +197,7 @@ func TestPollEnds(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(45*time.Millisecond, cancel)
 		l := &lock{t: t, start: time.Now(), ttl: -1}
-		err := wait.Acquire(ctx, wait.Spec{Hub: hub(t), Acquirer: l, GivesUp: true, Wait: -1, Poll: fixed(30 * time.Millisecond)})
+		err := wait.Acquire(ctx, wait.Spec{Hub: hub(t), Acquirer: l, Wait: -1, Poll: fixed(30 * time.Millisecond)})
 		if !errors.Is(err, core.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
 			t.Fatalf("Acquire = %v, want ErrNotAcquired and context.Canceled", err)
 		}

@@ -41,22 +41,32 @@ type Outcome struct {
 
 // An Acquirer is what a lock type does for the loop. (An interface
 // rather than funcs: an uncontended acquire then allocates no closures.)
+// Every method gets the context Acquire was called with. An Acquirer may
+// also be a Handoffer and a Quitter.
 type Acquirer interface {
 	// Attempt tries once to acquire. listening reports whether the
 	// waiter is on its channel already: an attempt that is not must
 	// leave nothing in Redis that a wake-up would have to find (a fair
 	// lock's queue entry, whose grant would be published before anyone
 	// listens). An error ends the wait.
-	Attempt(listening bool) (Outcome, error)
-	// Handoff takes the note of a wake-up tagged for this waiter: a
-	// lock handed to it directly (Spec.Handoffs). It reports whether
-	// the waiter now holds the lock; when it does not, an attempt
-	// follows.
-	Handoff(note string) (bool, error)
-	// GiveUp undoes what failed attempts left in Redis (a fair lock's
-	// queue entry, relock's registry of waiters) when the wait ends
-	// without the lock (Spec.GivesUp).
-	GiveUp() error
+	Attempt(ctx context.Context, listening bool) (Outcome, error)
+}
+
+// A Handoffer is an Acquirer to which a release may hand the lock (or a
+// synchronizer's permits, or news) directly, in a wake-up tagged for it.
+type Handoffer interface {
+	// Handoff takes the note of a wake-up tagged for this waiter. It
+	// reports whether the waiter now holds the lock; when it does not,
+	// an attempt follows.
+	Handoff(ctx context.Context, note string) (bool, error)
+}
+
+// A Quitter is an Acquirer whose failed attempts may leave something in
+// Redis (a fair lock's queue entry, relock's registry of waiters).
+type Quitter interface {
+	// GiveUp undoes it when the wait ends without the lock, ctx ended
+	// or not (it runs on time of its own: core.Client.Settle).
+	GiveUp(ctx context.Context) error
 }
 
 // A Spec describes one acquire.
@@ -64,11 +74,11 @@ type Spec struct {
 	Hub     *pubsub.Hub
 	Channel string // where releases are announced
 	Tag     string // the waiter's tag on Channel, "" for none
+	// Wake is how messages on Channel wake the waiter, and AlsoWake
+	// how messages on Outcome.Also's channel do (see pubsub.Wake): each
+	// lock type states its channels' policies.
+	Wake, AlsoWake pubsub.Wake
 	Acquirer
-	// Handoffs: a tagged wake-up's note goes to Handoff.
-	Handoffs bool
-	// GivesUp: a wait that ends without the lock calls GiveUp.
-	GivesUp bool
 	// LikelyFree: the caller expects the first attempt to acquire (the
 	// last acquire of the lock found it free), so it is made without
 	// joining a live channel first (see the package doc).
@@ -79,8 +89,8 @@ type Spec struct {
 	// MaxSleep, if positive, caps each sleep between attempts.
 	MaxSleep time.Duration
 	// Poll, when set, makes the wait poll instead of listening (see
-	// poll.go): it never subscribes, and Channel, Tag, Handoffs and
-	// Outcome.Also go unused.
+	// poll.go): it never subscribes, and Channel, Tag, Wake, AlsoWake,
+	// Handoff and Outcome.Also go unused.
 	Poll Backoff
 	// Done, when set, is called once as Acquire returns, with its error
 	// and the number of attempts it made (core.Client.StartAcquire's
@@ -94,9 +104,9 @@ type counted struct {
 	n int
 }
 
-func (c *counted) Attempt(listening bool) (Outcome, error) {
+func (c *counted) Attempt(ctx context.Context, listening bool) (Outcome, error) {
 	c.n++
-	return c.Acquirer.Attempt(listening)
+	return c.Acquirer.Attempt(ctx, listening)
 }
 
 // Acquire runs the loop. It returns nil once an attempt acquired; an
@@ -107,6 +117,8 @@ func (c *counted) Attempt(listening bool) (Outcome, error) {
 // single attempt). Every attempt runs under ctx's deadline, so Acquire
 // returns by then, give or take core.Grace for GiveUp.
 func Acquire(ctx context.Context, s Spec) (err error) {
+	quitter, _ := s.Acquirer.(Quitter)
+	handoffer, _ := s.Acquirer.(Handoffer)
 	if s.Done != nil {
 		c := &counted{Acquirer: s.Acquirer}
 		s.Acquirer = c
@@ -117,18 +129,18 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 	}
 	defer func() {
 		// A single attempt leaves nothing to undo.
-		if err != nil && s.GivesUp && s.Wait != 0 {
-			if gerr := s.GiveUp(); gerr != nil {
+		if err != nil && quitter != nil && s.Wait != 0 {
+			if gerr := quitter.GiveUp(ctx); gerr != nil {
 				err = fmt.Errorf("%w (leaving the queue failed: %v)", err, gerr)
 			}
 		}
 	}()
-	w := waiter{s: s}
+	w := waiter{s: s, handoffer: handoffer}
 	defer w.close()
 	if s.Wait != 0 && s.Poll == nil && !s.LikelyFree {
-		w.sub = s.Hub.Live(s.Channel, s.Tag)
+		w.sub = s.Hub.Live(s.Channel, s.Wake, s.Tag)
 	}
-	o, err := s.Attempt(w.sub != nil)
+	o, err := s.Attempt(ctx, w.sub != nil)
 	switch {
 	case o.Acquired:
 		return nil
@@ -144,9 +156,11 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 
 // A waiter is the state of one Acquire past its first attempt.
 type waiter struct {
-	s    Spec
-	sub  *pubsub.Subscription // on Spec.Channel
-	also *pubsub.Subscription // on Outcome.Also, once named
+	s Spec
+	// handoffer is s.Acquirer's, nil when it is not one.
+	handoffer Handoffer
+	sub       *pubsub.Subscription // on Spec.Channel
+	also      *pubsub.Subscription // on Outcome.Also, once named
 }
 
 func (w *waiter) close() {
@@ -173,7 +187,7 @@ func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
 	again := false
 	if w.sub == nil {
 		var jerr error
-		if w.sub, jerr = s.Hub.Join(ctx, s.Channel, s.Tag); jerr != nil {
+		if w.sub, jerr = s.Hub.Join(ctx, s.Channel, s.Wake, s.Tag); jerr != nil {
 			return ended(ctx, jerr, err)
 		}
 		again = true
@@ -185,14 +199,14 @@ func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
 	for {
 		if o.Also != "" && w.also == nil {
 			var serr error
-			if w.also, serr = s.Hub.Subscribe(ctx, o.Also); serr != nil {
+			if w.also, serr = s.Hub.Subscribe(ctx, o.Also, s.AlsoWake); serr != nil {
 				return ended(ctx, serr, err)
 			}
 			again = true
 		}
 		if again {
 			again = false
-			o, err = s.Attempt(true)
+			o, err = s.Attempt(ctx, true)
 		}
 		ttl := o.TTL
 		switch {
@@ -231,8 +245,8 @@ func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
 		}
 		select {
 		case <-w.sub.C():
-			if note := w.sub.Note(); note != "" && s.Handoffs {
-				ok, herr := s.Handoff(note)
+			if note := w.sub.Note(); note != "" && w.handoffer != nil {
+				ok, herr := w.handoffer.Handoff(ctx, note)
 				if ok || herr != nil {
 					return herr
 				}

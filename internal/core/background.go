@@ -1,0 +1,154 @@
+package core
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// background is the goroutines the client owns for work that outlives
+// the call that needed it (Background, Detach, Outlive, a probe), which
+// Shutdown waits for, and the clean-ups under way for each hold key,
+// which the key's next acquire waits for (AwaitPending).
+type background struct {
+	mu sync.Mutex // guards done and pending, and orders wg.Add before wg.Wait
+	// done: Shutdown waits for wg, so nothing more starts.
+	done bool
+	wg   sync.WaitGroup
+	// pending holds the clean-ups under way for each hold key (Detach);
+	// npending counts them, so that an acquire with nothing pending
+	// takes no lock.
+	pending  map[HoldKey]*pend
+	npending atomic.Int64
+
+	// end ends the work's contexts (bgContext) when Shutdown's ctx ends
+	// before the work does; cancel cancels it.
+	end    context.Context
+	cancel context.CancelFunc
+}
+
+// init sets b up in place, for NewClient.
+func (b *background) init() {
+	b.pending = make(map[HoldKey]*pend)
+	b.end, b.cancel = context.WithCancel(context.Background())
+}
+
+// A pend counts the background clean-ups under way for one hold key;
+// done is closed when the last ends. n is guarded by background.mu.
+type pend struct {
+	n    int
+	done chan struct{}
+}
+
+// Background runs f, which the caller bounds in time, in a goroutine
+// the client owns: Shutdown waits for it before it closes the script
+// client. After Shutdown has begun it runs nothing and reports false.
+// It is for work a caller need not wait for, such as undoing an acquire
+// that a master did not answer.
+func (c *Client) Background(f func()) bool {
+	b := &c.bg
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done || c.life.closed.Load() {
+		return false
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// Detach runs f in the background, on a context with ctx's values and
+// not its cancellation, bounded by OpTimeout, in a goroutine the client
+// owns (Shutdown waits for it). Until f returns, AwaitPending(key) waits:
+// an owner's next acquire of the lock must not be undone by a clean-up of
+// its last one. It reports false, running nothing, once Shutdown began.
+func (c *Client) Detach(ctx context.Context, key HoldKey, f func(ctx context.Context)) bool {
+	b := &c.bg
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done || c.life.closed.Load() {
+		return false
+	}
+	p := b.pending[key]
+	if p == nil {
+		p = &pend{done: make(chan struct{})}
+		b.pending[key] = p
+	}
+	p.n++
+	b.npending.Add(1)
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		dctx, cancel := c.bgContext(ctx)
+		defer cancel()
+		f(dctx)
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		b.npending.Add(-1)
+		if p.n--; p.n == 0 {
+			delete(b.pending, key)
+			close(p.done)
+		}
+	}()
+	return true
+}
+
+// AwaitPending waits until no clean-up for key is under way in the
+// background (Detach), or ctx ends, whose error it then returns.
+func (c *Client) AwaitPending(ctx context.Context, key HoldKey) error {
+	b := &c.bg
+	if b.npending.Load() == 0 {
+		return nil
+	}
+	b.mu.Lock()
+	p := b.pending[key]
+	b.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// bgContext returns the context of background work on behalf of ctx:
+// ctx's values, not its cancellation, ended after OpTimeout or when the
+// client's Shutdown gives up waiting for it (its ctx ended).
+func (c *Client) bgContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
+	stop := context.AfterFunc(c.bg.end, cancel)
+	return bctx, func() { stop(); cancel() }
+}
+
+// waitBackground stops Background and Detach and waits for the calls
+// they started, cutting them off when ctx ends.
+func (c *Client) waitBackground(ctx context.Context) {
+	b := &c.bg
+	b.mu.Lock()
+	b.done = true
+	b.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		b.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	// Cancelling does not cut off a read go-redis is blocked in (it
+	// heeds deadlines only, and a handshake on a new connection not even
+	// those): closing relock's own clients does. One the caller
+	// configured so that relock uses it as it is stays open; the work's
+	// OpTimeout bounds it.
+	b.cancel()
+	_ = c.closeOwned()
+	<-done
+}

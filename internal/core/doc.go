@@ -1,0 +1,53 @@
+// Package core holds what the root package and the lock packages share
+// without exporting it to users: the client's guts, owners in contexts,
+// local hold records, name derivation and the sentinel errors.
+//
+// # The parts of a Client
+//
+// A Client is set up whole by NewClient: no field of it is assigned
+// after NewClient returns. What it has that changes lives in parts, each
+// the one owner of its state, each guarded by a mutex of its own:
+//
+//   - holdTable (hold.go): the locks the client's owners hold, which
+//     the watchdog renews; leak.go tracks the contexts they returned.
+//   - background (background.go): the goroutines the client owns for
+//     work that outlives a call (Background, Detach, Outlive), and the
+//     clean-ups under way for each hold (AwaitPending).
+//   - lifecycle (life.go): closed, the operations under way (Begin),
+//     and relock's own copies of the caller's client, closed once by
+//     Shutdown.
+//   - pubsubMode (transport.go): the pub/sub hub and the publish
+//     command, decided at construction or by asking the cluster in the
+//     background (probe.go); operations wait for it under their own
+//     context (Check, Begin).
+//   - syncs (sync.go): the masters' reports of their replicas.
+//
+// The rest of a Client is read-only: its ID, connections, watchdog
+// timeout, replica-sync settings, logger and Observer.
+//
+// # Lock order
+//
+// Locks are taken in this order, outermost first; a goroutine holding
+// one may take only those after it:
+//
+//  1. redlock.RedLock.mu, multilock.MultiLock.mu, election's lmu: they
+//     guard their own hold maps and are never held across a call into
+//     core;
+//  2. lifecycle.ops, read-held by an operation for its whole run
+//     (Begin);
+//  3. pubsubMode.mu, then background.mu (a probe starts under the
+//     first);
+//  4. holdTable.mu, then an owner's tracker.mu (leak.go), then
+//     watchdog.Watchdog.mu (Granted starts a lease under holdTable.mu);
+//  5. syncs.mu, a leaf.
+//
+// pubsub.Hub's mutex is taken under none of core's (a hub is made under
+// pubsubMode.mu, which takes none of its locks), and the hub calls core
+// back (a notice, notice.go) after releasing its own. The watchdog
+// likewise calls core back (a lost lease, a round's report) with no lock
+// held. Every callback into core from another package or the runtime
+// (hold.LeaseLost, notice, watchdogRound, handleGone, a fixed lease's
+// expiry) runs with no lock held, and so does every call out of core to
+// an Observer. A function whose name ends in Locked must be called with
+// the lock its comment names held.
+package core

@@ -1,0 +1,133 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// lifecycle is whether the client is open, the operations under way, and
+// relock's own copies of the caller's client, which Shutdown closes once
+// those operations are done.
+type lifecycle struct {
+	closed atomic.Bool // Shutdown began: no operation starts
+	// ops is read-held by every operation that runs scripts (Begin) and
+	// write-held by Shutdown while it closes the script client, so that
+	// it closes it only once they are done.
+	ops sync.RWMutex
+	end func() // ops.RUnlock, made once: Begin returns it without allocating
+
+	// closeScripts and closeCalls close relock's copies of the caller's
+	// client (scriptClient, callClient), once (closeOwned).
+	closeScripts, closeCalls func() error
+	closeOnce                sync.Once // guards closeErr
+	closeErr                 error
+}
+
+// init sets l up in place (end is bound to l.ops), for NewClient.
+func (l *lifecycle) init(closeScripts, closeCalls func() error) {
+	l.end, l.closeScripts, l.closeCalls = l.ops.RUnlock, closeScripts, closeCalls
+}
+
+// Begin starts an operation that runs scripts: Close waits for end
+// before closing the script client. It fails with ErrClosed after Close,
+// and waits as Check does for the client's pub/sub mode.
+func (c *Client) Begin(ctx context.Context) (end func(), err error) {
+	// Waited for before the read lock: a Shutdown must not wait for a
+	// probe's answer.
+	if err := c.Check(ctx); err != nil {
+		return nil, err
+	}
+	c.life.ops.RLock()
+	if c.life.closed.Load() {
+		c.life.ops.RUnlock()
+		return nil, ErrClosed
+	}
+	return c.life.end, nil
+}
+
+// Check returns ErrClosed after Close. Before that it waits, until ctx
+// ends, for the client's pub/sub mode to be known (pubsubMode), and
+// returns the error that kept it from being known, if any: an operation
+// calls Check or Begin before it reads Hub, Publish or PublishArg.
+func (c *Client) Check(ctx context.Context) error {
+	if c.life.closed.Load() {
+		return ErrClosed
+	}
+	return c.pubsub.await(ctx, c)
+}
+
+// CloseTimeout bounds the releases Close makes (see Shutdown).
+const CloseTimeout = 5 * time.Second
+
+// Close is Shutdown bounded by CloseTimeout.
+func (c *Client) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), CloseTimeout)
+	defer cancel()
+	return c.Shutdown(ctx)
+}
+
+// Shutdown stops the watchdog and the hub and waits for their goroutines,
+// then releases the locks the client's owners still hold, and waits for
+// the clean-ups under way in the background, until ctx ends.
+// Their contexts are cancelled with cause ErrClosed first, so a holder's
+// work is told before the lock can go to anyone else. Waits end with
+// ErrClosed; no operation starts after Shutdown begins. Shutdown is
+// idempotent: a second call returns at once.
+func (c *Client) Shutdown(ctx context.Context) error {
+	if c.life.closed.Swap(true) {
+		return nil
+	}
+	c.watchdog.Stop()
+	// Closing the hub ends every wait; operations still running (a
+	// waiter leaving a fair queue) finish before the scripts' client goes.
+	var err error
+	if hub := c.pubsub.close(); hub != nil {
+		err = hub.Close()
+	}
+	holds := c.holds.takeAll()
+	for _, h := range holds {
+		h.end(ErrClosed)
+	}
+	err = errors.Join(err, c.release(ctx, holds))
+	c.waitBackground(ctx)
+	c.bg.cancel()
+	c.life.ops.Lock()
+	err = errors.Join(err, c.closeOwned())
+	c.life.ops.Unlock()
+	return err
+}
+
+// closeOwned closes relock's own copies of the caller's client, once.
+func (c *Client) closeOwned() error {
+	l := &c.life
+	l.closeOnce.Do(func() { l.closeErr = errors.Join(l.closeScripts(), l.closeCalls()) })
+	return l.closeErr
+}
+
+// release releases holds in Redis, several at a time, until ctx ends.
+// A hold whose lock type gave no Releaser is left to its lease.
+func (c *Client) release(ctx context.Context, holds map[HoldKey]*hold) error {
+	var g errgroup.Group
+	g.SetLimit(releaseParallel)
+	for key, h := range holds {
+		if h.releaser == nil {
+			continue
+		}
+		g.Go(func() error {
+			if err := h.releaser.Release(ctx, key.Field, h.count); err != nil {
+				return fmt.Errorf("relock: releasing %q on close: %w", key.Name, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// releaseParallel bounds the releases Shutdown has in flight.
+const releaseParallel = 16

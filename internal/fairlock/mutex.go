@@ -1,0 +1,119 @@
+// Package fairlock is Redisson's fair lock (RFairLock), as package fair
+// exports it and package election campaigns with it: a reentrant lock
+// whose waiters queue, granted in arrival order. Package fair's doc
+// states its guarantees.
+package fairlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/scripts"
+)
+
+// DefaultWaitTimeout is how long a queued waiter may stay silent before
+// it is dropped from the queue, Redisson's threadWaitTime.
+const DefaultWaitTimeout = 5 * time.Minute
+
+// A Mutex is a fair lock. It is made in place (Init), by the value that
+// holds it, and is safe for concurrent use once made.
+type Mutex struct {
+	l hashlock.Lock
+	// keys are every script's KEYS: the lock hash, the queue
+	// (redisson_lock_queue:{<name>}), the timeout set
+	// (redisson_lock_timeout:{<name>}) and the waiters' channel prefix
+	// (redisson_lock__channel:{<name>}); boxed holds them boxed for the
+	// calls. Arrays, so that a Mutex is one allocation and its names.
+	keys                    [4]string
+	boxed                   [4]any
+	acquireCall, unlockCall core.Call
+	waitArg                 any // the wait timeout in ms, a script argument
+	// clientChannel: "<channel prefix>:<client id>", where the client's
+	// waiters are handed the lock (Channel).
+	clientChannel string
+}
+
+// ops are a Mutex's hashlock.Ops (scripts.go).
+type ops Mutex
+
+// defaultWaitArg is DefaultWaitTimeout as a script argument, boxed once.
+var defaultWaitArg any = core.Millis(DefaultWaitTimeout)
+
+// Init makes m the fair lock named name on rc, with a fixed lease (0:
+// the watchdog renews) and a wait timeout (0: DefaultWaitTimeout). Bad
+// input (a nil client, an invalid name, a negative lease or wait timeout)
+// is not reported here but by every method of m. m must not be copied
+// after Init.
+func (m *Mutex) Init(rc *relock.Client, name string, lease, waitTimeout time.Duration) {
+	*m = Mutex{waitArg: defaultWaitArg}
+	m.l.Init("fair", rc, name, lease)
+	switch {
+	case waitTimeout == 0:
+		waitTimeout = DefaultWaitTimeout
+	case waitTimeout < time.Millisecond && m.l.Err == nil:
+		m.l.Err = fmt.Errorf("fair: wait timeout %v: %w", waitTimeout, relock.ErrInvalidArgument)
+	}
+	if waitTimeout != DefaultWaitTimeout {
+		m.waitArg = core.Millis(waitTimeout)
+	}
+	if m.l.C != nil {
+		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
+	}
+	m.keys = [4]string{
+		name,
+		layout.FairQueue(name),
+		layout.FairTimeouts(name),
+		layout.LockChannel(name),
+	}
+	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
+	m.acquireCall.Bind(scripts.FairAcquire(), m.keys[:], boxed)
+	m.unlockCall.Bind(scripts.FairUnlock(), m.keys[:], boxed)
+	m.l.MaxSleep = waitTimeout / 2
+	m.l.Ops = (*ops)(m)
+	m.l.Grants = true
+}
+
+// Name returns the lock's name, which is its Redis key.
+func (m *Mutex) Name() string { return m.l.Name }
+
+// Client returns the client the lock was built on.
+func (m *Mutex) Client() *relock.Client { return m.l.Client }
+
+// Lock waits in the queue until ctx's owner holds the lock, or ctx ends
+// (fair.Mutex.Lock).
+func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
+	return m.l.Lock(ctx, -1)
+}
+
+// TryLock is Lock waiting at most wait (fair.Mutex.TryLock).
+func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	if wait < 0 {
+		return nil, fmt.Errorf("fair: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	}
+	return m.l.Lock(ctx, wait)
+}
+
+// Unlock releases one hold of ctx's owner (fair.Mutex.Unlock).
+func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
+
+// ForceUnlock deletes the lock whoever holds it (fair.Mutex.ForceUnlock).
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+
+// IsLocked reports whether anyone holds the lock.
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
+
+// IsHeld reports whether ctx's owner holds the lock, as Redis sees it.
+func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.l.IsHeld(ctx) }
+
+// HoldCount returns how many holds ctx's owner has on the lock, as Redis
+// counts them.
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.l.HoldCount(ctx) }
+
+// TTL returns the time left on the lock's lease: 0 when the lock is not
+// held, -1 when it is held without expiry.
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.l.TTL(ctx) }

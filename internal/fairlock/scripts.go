@@ -1,0 +1,58 @@
+package fairlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/scripts"
+)
+
+// Acquire runs the fair acquire script once. Replies: 1 (acquired),
+// {0, PTTL, foreign} (held), {1, ms, foreign} (free, but the queue head
+// goes first).
+func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
+	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall,
+		o.l.LeaseArg(), f.Arg, o.waitArg, mode.Arg(), o.l.C.PublishArg())
+	if err != nil || core.OneReply(reply) {
+		return hashlock.Result{Acquired: err == nil}, err
+	}
+	r, ok := reply.([]any)
+	if !ok || len(r) != 3 {
+		return hashlock.Result{}, fmt.Errorf("unexpected acquire reply %v", reply)
+	}
+	turn, _ := r[0].(int64)
+	ms, _ := r[1].(int64)
+	foreign, _ := r[2].(int64)
+	return hashlock.Result{Sleep: time.Duration(ms) * time.Millisecond, Turn: turn == 1, Foreign: foreign == 1}, nil
+}
+
+// Channel is where a relock client's waiters on the lock are told of
+// grants and woken: "<prefix>:<client id>", one channel for all of the
+// client's waiters, each tagged with its owner number. (Redisson clients
+// wake a waiter on its own channel: see Foreign.)
+func (o *ops) Channel(field string) (string, string) {
+	return o.clientChannel, hashlock.Tag(field)
+}
+
+// Foreign is where Redisson clients wake a waiter: its own channel
+// (layout.FairWaiterChannel).
+func (o *ops) Foreign(field string) string { return layout.FairWaiterChannel(o.l.Name, field) }
+
+func (o *ops) GiveUp(ctx context.Context, f hashlock.Field, holding bool) error {
+	_, err := core.Eval(ctx, o.l.C.Redis, scripts.FairGiveUp(), o.keys[:], f.Arg, o.waitArg, o.l.C.PublishArg(), o.l.LeaseArg(), core.Flag(holding))
+	return err
+}
+
+func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
+	return o.unlockCall.Run(ctx, rdb, o.l.LeaseArg(), f.Arg, o.l.C.PublishArg(), core.Flag(last))
+}
+
+func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
+	return core.Eval(ctx, o.l.C.Redis, scripts.FairForceUnlock(), o.keys[:], o.l.C.PublishArg(), o.l.LeaseArg())
+}

@@ -1,0 +1,98 @@
+package locktest
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/internal/testing/redistest"
+)
+
+// RunFair runs the fair lock's own suite, its queue order, on srv (Run
+// checks what it shares with the other lock types with Fair).
+func RunFair(t *testing.T, srv *redistest.Server) {
+	(&env{srv: srv, k: Fair}).runAll(t, fairTests)
+}
+
+// RunFairCluster is RunFair on the cluster c.
+func RunFairCluster(t *testing.T, c *redistest.Cluster) {
+	(&env{cluster: c, k: Fair}).runAll(t, fairTests)
+}
+
+var fairTests = []test{{"FIFO", fifo}}
+
+// fifo: 10 waiters from 10 clients, queued in a known order, acquire in
+// that order, each after the previous unlocked; a releaser that locks
+// again at once queues behind them.
+func fifo(t *testing.T, e *env) {
+	raw := e.redis(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	holderOwner := relock.WithNewOwner(bg)
+	holder := fair.New(e.client(t, nil), name, nil)
+	hctx := lockT(t, holder, holderOwner)
+
+	var (
+		mu      sync.Mutex
+		order   []int
+		holding atomic.Bool
+		wg      sync.WaitGroup
+	)
+	acquire := func(who int, m *fair.Mutex, ctx context.Context) {
+		lctx, err := m.Lock(ctx)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if !holding.CompareAndSwap(false, true) {
+			t.Errorf("waiter %d acquired while another held the lock", who)
+		}
+		mu.Lock()
+		order = append(order, who)
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		holding.Store(false)
+		if err := m.Unlock(lctx); err != nil {
+			t.Error(err)
+		}
+	}
+	const waiters = 10
+	for i := range waiters {
+		rc := e.client(t, nil)
+		m := fair.New(rc, name, nil)
+		wg.Go(func() { acquire(i, m, bg) })
+		WaitQueued(t, raw, name, rc.ID(), i+1)
+	}
+	unlockT(t, holder, hctx)
+	// The releaser comes straight back: it must queue behind all ten.
+	wg.Go(func() { acquire(-1, holder, holderOwner) })
+	wg.Wait()
+	if want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1}; !slices.Equal(order, want) {
+		t.Fatalf("acquisition order %v, want %v", order, want)
+	}
+	if raw.Exists(bg, name).Val() != 0 {
+		t.Fatal("lock left after every waiter finished")
+	}
+	e.assertNoResidue(t, name)
+}
+
+// WaitQueued waits until the fair lock name's queue has length entries,
+// the last of client id, and returns that entry: the waiter's field.
+func WaitQueued(t testing.TB, raw redis.UniversalClient, name, id string, length int) string {
+	t.Helper()
+	queue := FairResidue(name)[0]
+	var q []string
+	redistest.Eventually(t, 5*time.Second, "waiter of client "+id+" queued", func() bool {
+		q = raw.LRange(context.Background(), queue, 0, -1).Val()
+		return len(q) == length && strings.HasPrefix(q[length-1], id+":")
+	})
+	return q[length-1]
+}
