@@ -50,7 +50,10 @@ if score and score < 0 and have >= want then
 end
 local _, first, mine = serve(left, ARGV[3], score, want)
 if woken or mine then
-	redis.call('decrby', KEYS[1], ARGV[2])
+	add_taken(want, ARGV[2])
+end
+take_pending(nil)
+if woken or mine then
 	if score then
 		drop(ARGV[3])
 	end

@@ -14,8 +14,7 @@
 --
 -- Reply: 1.
 grants = KEYS[6]
-redis.call('incrby', KEYS[1], ARGV[2])
+offer(ARGV[2])
 redis.call('persist', KEYS[1])
 redis.call('persist', KEYS[6])
-offer(redis.call('get', KEYS[1]))
 return 1

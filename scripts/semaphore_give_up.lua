@@ -19,8 +19,7 @@ grants = KEYS[6]
 local score = redis.call('zscore', KEYS[3], ARGV[2])
 if not score then
 	if grants and take_grant(ARGV[2]) then
-		redis.call('incrby', KEYS[1], wants_string(ARGV[2]))
-		offer(redis.call('get', KEYS[1]))
+		offer(wants_string(ARGV[2]))
 		return 2
 	end
 	return 0

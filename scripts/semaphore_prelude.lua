@@ -110,6 +110,10 @@ local grants = nil
 local granted = false
 -- revoked: this script revoked the grants due (once a script).
 local revoked = false
+-- taken: permits this script's walks handed to waiters (and its caller
+-- took) that are not yet taken from the count, a number of at most
+-- 2^53 (take_pending writes them, in one call with what the script adds).
+local taken = 0
 -- oldest_grant: the oldest grant's time, when revoke found nothing due
 -- and no tombstone (nil: unknown).
 local oldest_grant = nil
@@ -133,6 +137,36 @@ end
 -- wants is what registry member m wants.
 local function wants(m)
 	return tonumber(wants_string(m))
+end
+
+-- add_taken counts w permits (a number; ws, its decimal string) as taken
+-- from the count, writing them at once when the sum would pass 2^53,
+-- beyond which a Lua number is not exact.
+local function add_taken(w, ws)
+	if taken + w > 9007199254740992 then
+		redis.call('decrby', KEYS[1], ws)
+	else
+		taken = taken + w
+	end
+end
+
+-- take_pending writes to the count add (the script's own change, a
+-- decimal string of at most 2^53 in magnitude, or nil) less what
+-- add_taken counted, in one INCRBY or DECRBY. INCRBY creates an absent
+-- count, as the release it stands for would.
+local function take_pending(add)
+	if taken == 0 then
+		if add then
+			redis.call('incrby', KEYS[1], add)
+		end
+		return
+	end
+	if add then
+		redis.call('incrby', KEYS[1], string.format('%d', tonumber(add) - taken))
+	else
+		redis.call('decrby', KEYS[1], string.format('%d', taken))
+	end
+	taken = 0
 end
 
 -- grantable reports whether the walk hands member m its permits: a
@@ -197,8 +231,9 @@ end
 -- revoke returns to the count the permits of grants not acknowledged
 -- within grant_keep (see "The grants"), once a script, and reports
 -- whether it returned any. A revoked grant's record stays as a tombstone,
--- scored -(the revocation's time), so that a late acknowledgement takes
--- the permits back once, and goes after tombstone_keep.
+-- "r:<member>" scored -(the revocation's time), so that a late
+-- acknowledgement takes the permits back once, and goes after
+-- tombstone_keep.
 local function revoke()
 	if revoked or not grants then
 		return false
@@ -218,7 +253,8 @@ local function revoke()
 	end
 	local due = redis.call('zrangebyscore', grants, 0, now - grant_keep, 'limit', 0, revoke_limit)
 	for _, m in ipairs(due) do
-		redis.call('zadd', grants, -now, m)
+		redis.call('zrem', grants, m)
+		redis.call('zadd', grants, -now, 'r:' .. m)
 		redis.call('incrby', KEYS[1], wants_string(m))
 	end
 	return #due > 0
@@ -248,12 +284,8 @@ local function acknowledge(list)
 		return
 	end
 	for m in string.gmatch(list, '[^,]+') do
-		local score = redis.call('zscore', grants, m)
-		if score then
-			redis.call('zrem', grants, m)
-			if tonumber(score) < 0 then
-				redis.call('decrby', KEYS[1], wants_string(m))
-			end
+		if redis.call('zrem', grants, m) == 0 and redis.call('zrem', grants, 'r:' .. m) == 1 then
+			redis.call('decrby', KEYS[1], wants_string(m))
 		end
 	end
 end
@@ -261,12 +293,11 @@ end
 -- take_grant removes member m's grant record, and reports whether it was
 -- a grant not revoked (the caller takes its permits).
 local function take_grant(m)
-	local score = redis.call('zscore', grants, m)
-	if not score then
-		return false
+	if redis.call('zrem', grants, m) == 1 then
+		return true
 	end
-	redis.call('zrem', grants, m)
-	return tonumber(score) > 0
+	redis.call('zrem', grants, 'r:' .. m)
+	return false
 end
 
 -- next_revocation is when the oldest grant is revoked, in server
@@ -335,7 +366,7 @@ local function serve(left, me, score, want)
 				if w <= left and grantable(m) then
 					-- handed its permits: it leaves the registry
 					if tell(m, 'g') then
-						redis.call('decrby', KEYS[1], wants_string(m))
+						add_taken(w, wants_string(m))
 						record_grant(m)
 						left = left - w
 					end
@@ -365,31 +396,37 @@ local function serve(left, me, score, want)
 end
 
 -- serve_all is serve for a script that adds permits: count (the key's
--- string, false or nil for none) are available, and the watcher's role is
--- filled if vacant. It returns what serve left (nil without a count).
-local function serve_all(count)
+-- string or a number, false or nil for none) are available; the count
+-- is then written once, with add (see take_pending), and the watcher's
+-- role is filled if vacant. It returns what serve left (nil without a
+-- count).
+local function serve_all(count, add)
 	local left = nil
 	if count then
 		left = serve(tonumber(count))
 	end
+	take_pending(add)
 	if vacant then
 		appoint()
 	end
 	return left
 end
 
--- offer is serve_all for a semaphore's script (which sets grants) that
--- made count (the key's string) available, handing permits to the
--- waiters they satisfy first (after revoking the grants due). The count
--- is then published on the shared
--- channel for Redisson's waiters and relock's watcher, as Redisson's
--- scripts publish theirs, unless grants took every permit (a count of
--- none tells a Redisson waiter nothing).
-local function offer(count)
-	if revoke() then
-		count = redis.call('get', KEYS[1])
+-- offer adds add permits (a decimal string of at most 2^53 in
+-- magnitude, nil for none) to the count for a semaphore's script (which
+-- sets grants), handing them, and any the count had, to the waiters they
+-- satisfy first (after revoking the grants due), all in one write to the
+-- count. The count is then published on the shared channel for
+-- Redisson's waiters and relock's watcher, as Redisson's scripts publish
+-- theirs, unless grants took every permit (a count of none tells a
+-- Redisson waiter nothing).
+local function offer(add)
+	revoke()
+	local count = tonumber(redis.call('get', KEYS[1]) or '0')
+	if add then
+		count = count + tonumber(add)
 	end
-	local rest = serve_all(count)
+	local rest = serve_all(count, add)
 	if granted and (not rest or rest < 1) then
 		return
 	end

@@ -20,6 +20,5 @@
 -- Reply: 1.
 grants = KEYS[6]
 acknowledge(ARGV[3])
-redis.call('incrby', KEYS[1], ARGV[2])
-offer(redis.call('get', KEYS[1]))
+offer(ARGV[2])
 return 1

@@ -20,5 +20,5 @@ if not set then
 	return 0
 end
 grants = KEYS[6]
-offer(ARGV[2])
+offer(nil)
 return 1

@@ -101,10 +101,18 @@ func (c *Client) Settle(ctx context.Context, key HoldKey, f func(ctx context.Con
 // caller waits for it until ctx ends, and Grace after that. When ctx ends
 // first, Outlive returns an error matching ctx.Err(), and once f returns
 // late is called with its result (nil: nothing to do), in the background.
-// A ctx that nothing can end runs f on the caller's goroutine.
+//
+// A ctx without a deadline runs f on the caller's goroutine instead, on
+// ctx's values and not its cancellation (bounded by OpTimeout, or by the
+// client's own timeouts when they bound each round trip): go-redis cuts
+// a command off at a deadline only, never at a cancellation, so such a
+// ctx could not cut f's reply off, and its call ends when the server
+// answers or the client's timeouts run out, as every call on such a ctx
+// does. This spares the goroutine and its scheduling on the path of
+// every acquire and release made with a cancellable context.
 func (c *Client) Outlive(ctx context.Context, f func(ctx context.Context) (any, error), late func(ctx context.Context, reply any, err error)) (any, error) {
-	if ctx.Done() == nil {
-		octx, cancel := c.OpContext(ctx)
+	if _, ok := ctx.Deadline(); !ok {
+		octx, cancel := c.OpContext(context.WithoutCancel(ctx))
 		defer cancel()
 		return f(octx)
 	}
