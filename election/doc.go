@@ -1,16 +1,32 @@
 // Package election provides leader election on relock's fair lock, with
 // the semantics of etcd's concurrency.Election in Go form.
 //
-// Candidates call Campaign, which waits until they are elected, in the
-// order they arrived (a candidate that keeps dropping out and coming
-// back cannot starve the others), and returns a leadership context. That
-// context is cancelled when the leadership ends: with cause
-// relock.ErrLockLost when the leader's lease was lost, which happens
-// before another candidate can be elected (it is the fair lock's lost
-// lease promise), and with relock.ErrClosed when the Client closes.
-// Resign hands the leadership to the next candidate in line at once;
-// Proclaim changes the leader's value; Leader reads the current leader;
-// Observe delivers every change through pub/sub, without polling.
+// # Guarantees
+//
+//   - One leader at a time, but only while its lease holds (the fair
+//     lock's exclusion): "Terms" tells what a lease cannot promise, and
+//     how terms fence a deposed leader's late writes.
+//   - Candidates are elected in the order they arrived: one that keeps
+//     dropping out and coming back cannot starve the others.
+//   - The leadership context Campaign returns is cancelled when the
+//     leadership ends: with cause relock.ErrLockLost when the leader's
+//     lease was lost, which happens before another candidate can be
+//     elected (the fair lock's lost-lease promise), and with
+//     relock.ErrClosed when the Client closes.
+//   - ctx bounds the campaign and the leadership: when it ends while the
+//     candidate waits, Campaign returns an error matching
+//     relock.ErrNotAcquired; while it leads, the candidate resigns.
+//   - No reentrancy: each campaign has an owner of its own, and an
+//     Election campaigns for one leadership at a time (a second Campaign
+//     while one waits or leads is refused).
+//
+// # Use
+//
+// Candidates call Campaign, which waits until they are elected and
+// returns the leadership context. Resign hands the leadership to the
+// next candidate in line at once; Proclaim changes the leader's value;
+// Leader reads the current leader; Observe delivers every change through
+// pub/sub, without polling.
 //
 // # Terms
 //

@@ -1,6 +1,24 @@
 // Package fair provides Mutex, a distributed reentrant lock that grants
 // waiters in arrival order, wire-compatible with Redisson's RFairLock.
 //
+// # Guarantees
+//
+//   - Mutual exclusion, among relock and Redisson clients alike, but only
+//     while the lease holds. Leases, the watchdog and the lock context
+//     behave exactly as for reentrant.Mutex: a holder whose lease is lost
+//     has the context Lock returned cancelled with cause
+//     relock.ErrLockLost, and a fixed lease is the context's deadline.
+//   - Reentrancy follows the context, as for reentrant.Mutex.
+//   - Arrival order, whoever waits, relock or Redisson: the lock goes to
+//     the queue head (see "Fairness"). A waiter that stops retrying, or a
+//     Redisson waiter past its first deadline, is dropped from the queue
+//     (see "Waiters that stop waiting").
+//   - ctx bounds the wait: when it ends first, Lock returns an error
+//     matching relock.ErrNotAcquired and ctx.Err(). The returned context
+//     is a child of ctx; its end does not release the lock, Unlock does.
+//
+// # Redis layout
+//
 // The lock record is the same hash as Redisson's RLock (see package
 // reentrant). Waiters queue in the list "redisson_lock_queue:{<name>}",
 // and the sorted set "redisson_lock_timeout:{<name>}" holds, for each, the
@@ -70,8 +88,4 @@
 // timeouts later than Redisson's own scripts would drop it. Deadlines are read on the Redis
 // server's clock, so clients with skewed clocks cannot drop each other
 // early.
-//
-// Reentrancy, leases, the watchdog and the lock context behave exactly as
-// for reentrant.Mutex, and mutual exclusion holds, as there, only while
-// the lease holds.
 package fair

@@ -2,14 +2,27 @@
 // wire-compatible with Redisson's RCountDownLatch: Go and Java services
 // can count down and wait on the same latch.
 //
+// What it guarantees:
+//
+//   - Await returns once the latch is open (its count reached zero, was
+//     deleted, or was never set). A waiter listens before it looks at
+//     the count, so no opening after the look is missed (but see Redis
+//     Cluster below).
+//   - ctx bounds the wait: when it ends first, Await returns an error
+//     matching ctx.Err(), and relock.ErrClosed when the client closes; a
+//     wait leaves nothing in Redis. TryAwait's running out is false, nil.
+//   - A latch excludes nobody and has no owner: any process may count it
+//     down. It has no lease either (see below), and a CountDown that
+//     returns an error may or may not have counted: it is never retried.
+//
 // A latch is a count at the Redis key named after it (a string holding a
 // decimal integer). TrySetCount gives an open latch a count; each
 // CountDown takes one off, and the one that reaches zero deletes the key
-// and announces it; Await waits until the latch is open. A latch without
-// a count is open: Await on a latch that was never set returns at once,
-// as in Redisson, so set the count before the waiters look. An open latch
-// may be set again, which makes it a reusable barrier. Delete removes the
-// count whatever it is, which opens the latch.
+// and announces it. A latch without a count is open: Await on a latch
+// that was never set returns at once, as in Redisson, so set the count
+// before the waiters look. An open latch may be set again, which makes it
+// a reusable barrier. Delete removes the count whatever it is, which
+// opens the latch.
 //
 // Changes are announced on the channel
 // "redisson_countdownlatch__channel__{<name>}": "0" when a CountDown took
@@ -20,12 +33,11 @@
 // Waiting costs Redis nothing, and a thousand waiters on a client cost
 // what one does. A waiter takes the client's one shared subscription to
 // the channel (one per client and latch however many goroutines wait),
-// looks at the count once that subscription is in place, so that no
-// announcement after the look can be missed, and then sleeps until a
-// message comes. It never polls. A client's waiters on a latch look
-// together: one read of the count answers every waiter that looks while
-// it runs, and a read that found the latch closed answers every later
-// look until the next message on the channel, since no change goes
+// looks at the count once that subscription is in place, and then sleeps
+// until a message comes. It never polls. A client's waiters on a latch
+// look together: one read of the count answers every waiter that looks
+// while it runs, and a read that found the latch closed answers every
+// later look until the next message on the channel, since no change goes
 // unannounced. A "0" wakes every waiter, which returns without a read:
 // the latch opened while it listened. A "1" is a new count or a Delete,
 // and wakes every waiter to look again, which costs the client one read;

@@ -2,6 +2,30 @@
 // whose permits expire unless renewed, wire-compatible with Redisson's
 // RPermitExpirableSemaphore: relock and Redisson clients can share one.
 //
+// What it guarantees:
+//
+//   - Acquire takes a permit only when one is available, among relock
+//     and Redisson clients alike; exclusion among permit holders holds
+//     only while their leases hold.
+//   - A permit is leased and, by default, renewed by the watchdog; when
+//     it is lost, Permit.Context is cancelled with cause
+//     relock.ErrLockLost, before another client can be handed it. With a
+//     fixed lease (Options.Lease) its deadline is the lease's end. See
+//     "What relock adds" below, and "Clocks" for the margins.
+//   - ctx bounds the wait: when it ends first, Acquire returns an error
+//     matching relock.ErrNotAcquired and ctx.Err() and leaves nothing in
+//     Redis. Permit.Context is a child of ctx. Acquire is not reentrant:
+//     each call takes a permit of its own.
+//   - relock's waiters are served in turn, as package semaphore's are.
+//
+// Limits. The semaphore is fair only among relock's waiters: Redisson's
+// acquires do not look at the registry, and may take a permit a relock
+// waiter was woken for (which then waits in its place again). Permits
+// are not owned: Semaphore.Release gives back any permit by its id, and
+// a permit released by someone else goes to a waiter at once, while its
+// relock holder learns of it only at its next renewal (with a fixed
+// lease, not at all until the lease ends).
+//
 // The semaphore's count of available permits is a STRING at the
 // semaphore's name; it must be set up once with TrySetPermits (or
 // AddPermits). Each permit held is a member of the ZSET
@@ -14,22 +38,21 @@
 // permits whose expiry has come: they remove them, add them back to the
 // count and publish the count.
 //
-// relock's waiters are served in turn, as package semaphore's are, in
-// the same registry: a waiter that finds no permit registers in
-// "relock_semaphore_waiters:{<name>}" and listens on its client's own
-// channel, "relock_sc:{<name>}:<client id>", and a release, or permits
-// coming back, wakes there the longest waiting ones that the free
-// permits can satisfy, one waiter a permit, on whichever client it
-// waits; the permit is reserved for it until it tries again. One relock
-// waiter, the watcher, also listens on the shared channel, where
-// Redisson's releases are published, and tries again when the earliest
-// held permit expires, which frees it without a message: its attempt
-// returns the permit to the count and wakes the waiter it is for. The
-// others sleep until a wake-up, trying again every 30 seconds (and when
-// a permit reserved for another runs out of time), so an expiry costs
-// one attempt, not one per waiter. Package semaphore's documentation
-// tells the rest: the watcher's echo marks, what happens to waiters of
-// a process that died, and that nothing stays behind in Redis.
+// relock's waiters wait in package semaphore's registry: a waiter that
+// finds no permit registers in "relock_semaphore_waiters:{<name>}" and
+// listens on its client's own channel, "relock_sc:{<name>}:<client id>",
+// and a release, or permits coming back, wakes there the longest waiting
+// ones that the free permits can satisfy, one waiter a permit, on
+// whichever client it waits; the permit is reserved for it until it tries
+// again. One relock waiter, the watcher, also listens on the shared
+// channel, where Redisson's releases are published, and tries again when
+// the earliest held permit expires, which frees it without a message: its
+// attempt returns the permit to the count and wakes the waiter it is for.
+// The others sleep until a wake-up, trying again every 30 seconds (and
+// when a permit reserved for another runs out of time), so an expiry
+// costs one attempt, not one per waiter. Package semaphore's
+// documentation tells the rest: the watcher's echo marks, what happens to
+// waiters of a process that died, and that nothing stays behind in Redis.
 //
 // What relock adds to Redisson's permits is the lease a lock has.
 // Redisson's permits need a lease guessed up front: a holder slower than
@@ -60,16 +83,6 @@
 // reckoned from its send time, which absorbs only the acquire's network
 // delay. Keep the clocks of Redisson clients that share a semaphore with
 // relock in sync with the server's (NTP), well within those margins.
-//
-// Limits. The semaphore is fair only among relock's waiters: Redisson's
-// acquires do not look at the registry, and may take a permit a relock
-// waiter was woken for (which then waits in its place again). Permits
-// are not owned: Semaphore.Release gives back any permit by its id, and
-// a permit released by someone else goes to a waiter at once, while its
-// relock holder learns of it only at its next renewal (with a fixed
-// lease, not at all until the lease ends).
-// Mutual exclusion among permit holders holds only while their leases
-// hold.
 //
 // Counts (permits set or added) are at most relock.MaxCount (2^53) in
 // magnitude, the integers Redis's Lua numbers hold exactly; a larger one

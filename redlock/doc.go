@@ -2,6 +2,25 @@
 // independent Redis masters (the Redlock algorithm), each holding an
 // ordinary Redisson RLock record.
 //
+// # Guarantees
+//
+//   - Mutual exclusion by majority: the lock is held only while a quorum
+//     (N/2+1) of the masters hold its record (see "Algorithm"), under the
+//     assumptions set out in "What RedLock does not guarantee" below.
+//   - Reentrancy follows the context as for every relock lock.
+//   - No arrival order: a failed attempt waits a random delay and tries
+//     again.
+//   - Without a fixed lease, each master's record is renewed by its
+//     client's watchdog; the context Lock returned is cancelled with cause
+//     relock.ErrLockLost as soon as fewer than a quorum of masters can
+//     still be holding it (records found gone, or masters unreachable for
+//     so long that their records may have expired). With a fixed lease,
+//     the context's deadline is the end of the validity.
+//   - ctx bounds the wait: when it ends first, Lock returns an error
+//     matching relock.ErrNotAcquired and ctx.Err() (see "Algorithm").
+//
+// # Algorithm
+//
 // Lock sends the acquire to every master at once, each call cut off after
 // Options.NodeTimeout, and succeeds when a quorum (N/2+1) said yes while
 // the lease still has validity left: lease - elapsed - drift, where drift
@@ -24,13 +43,6 @@
 // closed client releases on the other masters and returns an error
 // matching relock.ErrClosed.
 //
-// Without a fixed lease, each master's record is renewed by its client's
-// watchdog; the context Lock returned is cancelled with cause
-// relock.ErrLockLost as soon as fewer than a quorum of masters can still
-// be holding it (records found gone, or masters unreachable for so long
-// that their records may have expired). With a fixed lease, the context's
-// deadline is the end of the validity.
-//
 // # What RedLock does not guarantee
 //
 // RedLock assumes bounded clock drift and bounded pauses. A master whose
@@ -42,6 +54,4 @@
 // detectable by the client: where overlapping holders would corrupt
 // data, give the storage a fencing token (reentrant.Options.Fencing) and
 // have it reject stale ones, rather than relying on RedLock's timing.
-//
-// Reentrancy follows the context as for every relock lock.
 package redlock

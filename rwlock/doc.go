@@ -2,6 +2,25 @@
 // wire-compatible with Redisson's RReadWriteLock: many readers or one
 // writer, each side reentrant through the context.
 //
+// # Guarantees
+//
+//   - Readers/writer exclusion, among relock and Redisson clients alike:
+//     many readers or one writer, but only while the leases hold.
+//     Leases, the watchdog and the lock contexts behave as for
+//     reentrant.Mutex, on each side separately: a side's context is
+//     cancelled with cause relock.ErrLockLost when its lease is lost.
+//   - Reentrancy on each side, through the context; a writer may also
+//     read (downgrade), a reader may not write: see "Downgrade, no
+//     upgrade".
+//   - No arrival order: woken waiters try again, and whoever acquires
+//     first wins; nor is there writer preference (see "No writer
+//     preference").
+//   - ctx bounds the wait: when it ends first, a Lock or RLock returns an
+//     error matching relock.ErrNotAcquired and ctx.Err(). The returned
+//     context is a child of ctx; its end does not release the hold.
+//
+// # Redis layout
+//
 // The lock is one Redis hash named after the lock. Its field "mode" is
 // "read" or "write"; each reader's field "<client id>:<owner>" counts its
 // read holds, and the writer's field "<client id>:<owner>:write" its
@@ -28,8 +47,4 @@
 // Readers enter whenever the lock is in read mode, even while a writer
 // waits, as in Redisson. A steady stream of overlapping readers can keep
 // a writer waiting indefinitely; use a fair.Mutex where that matters.
-//
-// Leases, the watchdog and the lock contexts behave as for
-// reentrant.Mutex, on each side separately, and exclusion holds only
-// while the lease holds.
 package rwlock

@@ -1,9 +1,26 @@
 // Package semaphore provides Semaphore, a distributed counting semaphore
 // wire-compatible with Redisson's RSemaphore.
 //
+// What it guarantees:
+//
+//   - Acquire(ctx, n) takes n permits at once, and only when at least n
+//     are available, atomically among relock and Redisson clients.
+//   - relock's waiters are served in turn: the longest waiting first, of
+//     those whose wants fit in the free permits.
+//   - ctx bounds the wait: when it ends first, Acquire returns an error
+//     matching relock.ErrNotAcquired and ctx.Err() and takes nothing; it
+//     returns relock.ErrClosed when the client closes.
+//   - Permits carry no lease and no context: nothing records a held
+//     permit, so nothing renews, expires or cancels it, and Acquire is
+//     not reentrant (each call takes permits of its own).
+//
+// Its limits are listed under "What the semaphore does not promise"
+// below: it is fair only among relock's waiters, permits are not owned,
+// and a grant not acknowledged within ten seconds is revoked.
+//
 // The semaphore is a Redis STRING named after it that holds the number of
-// permits available; an absent key means 0. Acquire takes n permits at
-// once when at least n are available (GET, then DECRBY); Release adds n
+// permits available; an absent key means 0. Acquire reads it and takes
+// its permits in one script (GET, then DECRBY); Release adds n
 // (INCRBY, creating the key if needed) and publishes the new count on
 // "redisson_sc:{<name>}" ("redisson_sc:<name>" when the name carries its
 // own hash tag), where Redisson's waiters listen. TrySetPermits sets the
@@ -13,7 +30,7 @@
 // clients and relock's read and write the same key and channel, and wake
 // each other.
 //
-// relock's waiters are served in turn. A waiter that finds too few
+// A relock waiter that finds too few
 // permits registers in a ZSET, "relock_semaphore_waiters:{<name>}"
 // (member "<client id>:<tag>:<permits wanted>", score when it first
 // waited, in server microseconds), and listens on its client's own
