@@ -40,7 +40,8 @@
 // end to finish what must not be left half done. When the deadline ends a
 // call, its error matches context.DeadlineExceeded, and, for an acquire,
 // ErrNotAcquired, with Redis's own error wrapped (errors.Is and errors.As
-// see all three).
+// see all three); a latch's Await, which acquires nothing, matches the
+// context's error only.
 //
 //   - Acquires (Lock, TryLock, RLock, Acquire, Await, Campaign, Do):
 //     by the deadline, plus up to CleanupGrace when a wait leaves a

@@ -50,5 +50,7 @@
 //     and lock field, valid only while that field holds the lock;
 //   - relock_election_term:{name}: the term counter, never deleted;
 //   - relock_election_channel:{name}: where each election, proclamation
-//     and resignation is announced (the message is the term).
+//     and resignation is announced (the message is the term);
+//   - relock_election_log:{name}: a stream of the last 1000 changes,
+//     which observers read.
 package election
