@@ -335,6 +335,14 @@ func TestCloseEndsCampaignAndLeadership(t *testing.T) {
 	if err := leaderRC.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The leadership's context ends right after the lock's, which Close
+	// cancels, on a goroutine of its own (context.AfterFunc): it may
+	// still be running as Close returns.
+	select {
+	case <-lctx.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("leadership not ended within 2s of the leader's Close")
+	}
 	if !errors.Is(context.Cause(lctx), relock.ErrClosed) {
 		t.Fatalf("leadership cause after Close = %v, want ErrClosed", context.Cause(lctx))
 	}
