@@ -68,11 +68,8 @@ func (s *Semaphore) takeAcks() *ackBox {
 // arg is the scripts' acknowledgement argument for b: its members
 // separated by ",", "" for none.
 func (b *ackBox) arg() string {
-	switch {
-	case b == nil:
+	if b == nil {
 		return ""
-	case len(b.members) == 1:
-		return b.members[0]
 	}
 	return strings.Join(b.members, ",")
 }
