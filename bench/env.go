@@ -47,18 +47,22 @@ type config struct {
 	// SharedClients clients of SharedGoroutines goroutines each, on one
 	// lock, with each critical section: a few processes of many
 	// goroutines, where the other cells give every worker its own client.
-	SharedClients    int           `json:"shared_clients"`
-	SharedGoroutines int           `json:"shared_goroutines_per_client"`
-	UncontendedOps   int           `json:"uncontended_ops"`
-	ManyNames        int           `json:"many_names"`
-	ManyWorkers      int           `json:"many_workers"`
-	WatchdogLocks    int           `json:"watchdog_locks"`
-	WatchdogLease    time.Duration `json:"-"`
-	WatchdogRounds   int           `json:"watchdog_rounds"`
-	Waiters          int           `json:"waiters"`
-	WaiterLocks      int           `json:"waiter_locks"`
-	WaitSettle       time.Duration `json:"-"`
-	WaitMeasure      time.Duration `json:"-"`
+	SharedClients    int `json:"shared_clients"`
+	SharedGoroutines int `json:"shared_goroutines_per_client"`
+	UncontendedOps   int `json:"uncontended_ops"`
+	// Scenario (a)'s cost figures are the medians of UncontendedRounds
+	// rounds of UncontendedOps / UncontendedRounds calls per kind, the
+	// kinds interleaved in each.
+	UncontendedRounds int           `json:"uncontended_rounds"`
+	ManyNames         int           `json:"many_names"`
+	ManyWorkers       int           `json:"many_workers"`
+	WatchdogLocks     int           `json:"watchdog_locks"`
+	WatchdogLease     time.Duration `json:"-"`
+	WatchdogRounds    int           `json:"watchdog_rounds"`
+	Waiters           int           `json:"waiters"`
+	WaiterLocks       int           `json:"waiter_locks"`
+	WaitSettle        time.Duration `json:"-"`
+	WaitMeasure       time.Duration `json:"-"`
 	// Scenario s: a cell for each permits count and W, a client per
 	// worker, timed as the contended cells are.
 	SemaphorePermits []int `json:"semaphore_permits"`
@@ -87,6 +91,7 @@ func fullConfig() config {
 		SharedClients:     4,
 		SharedGoroutines:  8,
 		UncontendedOps:    3000,
+		UncontendedRounds: 7,
 		ManyNames:         1000,
 		ManyWorkers:       64,
 		WatchdogLocks:     10000,
@@ -118,6 +123,7 @@ func quickConfig() config {
 		SharedClients:     4,
 		SharedGoroutines:  8,
 		UncontendedOps:    100,
+		UncontendedRounds: 3,
 		ManyNames:         50,
 		ManyWorkers:       8,
 		WatchdogLocks:     200,

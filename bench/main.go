@@ -171,12 +171,22 @@ func run() int {
 	fmt.Fprintf(os.Stderr, "bench: Redis %s at %s, %d CPUs, %d kinds, %d steps, PING round trip p50 %.1fus\n", r.Meta.Redis, *addr, r.Meta.CPUs, len(ks), e.steps, ping.P50)
 
 	if has('a') {
+		var rows []uncontendedRow
 		for _, k := range slices.Concat(ks, refKs) {
-			res, err := e.runUncontended(k, openOpts{})
-			res.Err = errText(err)
+			rows = append(rows, uncontendedRow{k: k})
+		}
+		e.runUncontended(rows, func(i int) {
+			x := &rows[i]
+			e.progress("uncontended  %-20s Lock+Unlock p50 %6.1fus  (%.2fx two PINGs; two empty scripts %.2fx)%s",
+				x.k.ID, x.res.LockUnlock.P50, x.res.Ratio, x.res.FloorRatio, errSuffix(x.err))
+		})
+		fmt.Fprintf(os.Stderr, "bench: uncontended costs, medians (and ranges) of %d interleaved rounds:\n", cfg.UncontendedRounds)
+		for _, x := range rows {
+			res := x.res
 			r.Uncontended = append(r.Uncontended, res)
-			e.progress("uncontended  %-20s Lock+Unlock p50 %6.1fus  (%.2fx two PINGs; two empty scripts %.2fx)  client CPU/op %5.1fus  allocs/op %5.1f (%.0f B)  Redis CPU/op %5.1fus%s",
-				k.ID, res.LockUnlock.P50, res.Ratio, res.FloorRatio, res.ClientCPUPerOp, res.AllocsPerOp, res.BytesPerOp, res.RedisCPUPerOp, errSuffix(err))
+			fmt.Fprintf(os.Stderr, "  %-20s client CPU/op %5.1fus (%.1f-%.1f)  allocs/op %5.1f (%.1f-%.1f, %.0f B)  Redis CPU/op %5.1fus (%.1f-%.1f)%s\n",
+				x.k.ID, res.ClientCPUPerOp, res.ClientCPURange.Min, res.ClientCPURange.Max, res.AllocsPerOp, res.AllocsRange.Min, res.AllocsRange.Max, res.BytesPerOp,
+				res.RedisCPUPerOp, res.RedisCPURange.Min, res.RedisCPURange.Max, errSuffix(x.err))
 		}
 	}
 	// Scenario (x)'s cell of w workers, run right after (b)'s cells of

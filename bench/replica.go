@@ -70,21 +70,30 @@ func (e *env) runReplicaSync(ks []kind) []replicaResult {
 			defer e.detachReplica(replica)
 		}
 	}
-	out := make([]replicaResult, 0, len(rows))
-	for _, row := range rows {
-		res := replicaResult{uncontendedResult: uncontendedResult{Kind: row.k.ID}, Sync: row.sync, Skipped: skip}
-		rowErr := err
-		if skip == "" && err == nil {
-			res.uncontendedResult, rowErr = e.runUncontended(row.k, openOpts{syncOff: row.sync == syncOff})
-		}
-		res.Err = errText(rowErr)
-		out = append(out, res)
-		if skip != "" {
+	out := make([]replicaResult, len(rows))
+	for i, row := range rows {
+		out[i] = replicaResult{uncontendedResult: uncontendedResult{Kind: row.k.ID, Err: errText(err)}, Sync: row.sync, Skipped: skip}
+		switch {
+		case skip != "":
 			e.progress("replica sync %-20s %-4s skipped: %s", row.k.ID, row.sync, skip)
-			continue
+		case err != nil:
+			e.progress("replica sync %-20s %-4s%s", row.k.ID, row.sync, errSuffix(err))
 		}
+	}
+	if skip != "" || err != nil {
+		return out
+	}
+	us := make([]uncontendedRow, len(rows))
+	for i, row := range rows {
+		us[i] = uncontendedRow{k: row.k, o: openOpts{syncOff: row.sync == syncOff}}
+	}
+	e.runUncontended(us, func(i int) {
+		row, x := rows[i], &us[i]
 		e.progress("replica sync %-20s %-4s Lock+Unlock p50 %6.1fus p99 %6.1fus  (%.2fx two PINGs)  cmds/op %.2f  WAITs/op %.2f%s",
-			row.k.ID, row.sync, res.LockUnlock.P50, res.LockUnlock.P99, res.Ratio, res.CmdsPerOp, res.Waits, errSuffix(rowErr))
+			row.k.ID, row.sync, x.res.LockUnlock.P50, x.res.LockUnlock.P99, x.res.Ratio, x.res.CmdsPerOp, x.res.Waits, errSuffix(x.err))
+	})
+	for i := range out {
+		out[i].uncontendedResult = us[i].res
 	}
 	return out
 }

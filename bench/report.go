@@ -321,7 +321,7 @@ func (r *report) markdown() string {
 			"(2 × the PING round trip, measured the way the lock's two calls are), and the ratio compares the p50s. " +
 			"Every lock here runs Lua scripts, so the next column times two EVALSHA calls of an empty script in the same loop: what Lua alone adds to two round trips. " +
 			"**stuck calls**: Lock calls on the free lock still waiting after 5 s, abandoned (and left out of the figures). " +
-			"The last columns come from a second loop of as many Lock+Unlock calls back to back, after a garbage collection, without the PINGs and empty scripts, which would count in them: " +
+			costLoops(m.Config) +
 			"**client CPU**: this process's CPU time (getrusage RUSAGE_SELF, user + system; the redis-server is a process of its own), **allocs** and **bytes**: its heap allocations and bytes allocated (runtime.MemStats Mallocs and TotalAlloc), **Redis CPU**: the server's CPU time, each per Lock+Unlock; " +
 			"**/ RLock ref.**: Redis CPU over the reference's. " + rlockRefNote + "\n\n")
 		t.header(1, "lock", "p50", "p99", "2 PINGs p50", "p50 / 2 PINGs p50", "2 empty EVALSHA / 2 PINGs, p50", "cmds per Lock+Unlock", "stuck calls",
@@ -338,7 +338,7 @@ func (r *report) markdown() string {
 				continue
 			}
 			t.row(x.Kind, us(x.LockUnlock.P50), us(x.LockUnlock.P99), us(x.Ping.P50), fmt.Sprintf("%.2f×", x.Ratio), fmt.Sprintf("%.2f×", x.FloorRatio), num(x.CmdsPerOp), fmt.Sprint(x.Stuck),
-				recorded(x.ClientCPUPerOp, cpuUs), recorded(x.AllocsPerOp, num), recorded(x.BytesPerOp, bytesStr), recorded(x.RedisCPUPerOp, cpuUs), over(x.RedisCPUPerOp, ref))
+				ranged(x.ClientCPUPerOp, x.ClientCPURange, cpuUs), ranged(x.AllocsPerOp, x.AllocsRange, num), ranged(x.BytesPerOp, x.BytesRange, bytesStr), ranged(x.RedisCPUPerOp, x.RedisCPURange, cpuUs), over(x.RedisCPUPerOp, ref))
 		}
 	}
 
@@ -580,6 +580,34 @@ func recorded(v float64, f func(float64) string) string {
 		return "–"
 	}
 	return f(v)
+}
+
+// ranged renders v, a median over rounds, as recorded does, with the
+// rounds' span beside it when f tells its ends apart, in v's unit once:
+// "57.6 µs (55.1–61.0)".
+func ranged(v float64, s span, f func(float64) string) string {
+	m := recorded(v, f)
+	lo, hi := f(s.Min), f(s.Max)
+	if v == 0 || lo == hi {
+		return m
+	}
+	unit := func(x string) string { _, u, _ := strings.Cut(x, " "); return u }
+	if u := unit(m); u != "" && unit(lo) == u && unit(hi) == u {
+		lo, hi = strings.TrimSuffix(lo, " "+u), strings.TrimSuffix(hi, " "+u)
+	}
+	return fmt.Sprintf("%s (%s–%s)", m, lo, hi)
+}
+
+// costLoops says where scenario (a)'s cost columns come from: the
+// interleaved rounds, or, in results.json written before them, one loop
+// per kind.
+func costLoops(c config) string {
+	if c.UncontendedRounds == 0 {
+		return "The last columns come from a second loop of as many Lock+Unlock calls back to back, after a garbage collection, without the PINGs and empty scripts, which would count in them: "
+	}
+	return fmt.Sprintf("The last columns come from %d rounds in which every lock in turn, in an order shuffled each round, runs %d Lock+Unlock calls back to back after a garbage collection, without the PINGs and empty scripts, which would count in them; "+
+		"each is the median over the rounds, with the lowest and highest round in brackets where they differ: a burst of load on the machine then spoils a round of a few locks, which the median leaves out, not one lock's whole measurement. ",
+		c.UncontendedRounds, c.UncontendedOps/c.UncontendedRounds)
 }
 
 // over renders v as a multiple of ref, "–" without both.

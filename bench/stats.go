@@ -43,6 +43,28 @@ func quantile(sorted []int64, q float64) int64 {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
+// A span is the lowest and highest of a figure over the rounds whose
+// median a result reports.
+type span struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+// medianSpan returns the median of vs (the mean of the middle two when
+// their number is even), and their span.
+func medianSpan(vs []float64) (float64, span) {
+	if len(vs) == 0 {
+		return 0, span{}
+	}
+	s := slices.Sorted(slices.Values(vs))
+	m := len(s) / 2
+	med := s[m]
+	if len(s)%2 == 0 {
+		med = round1((s[m-1] + s[m]) / 2)
+	}
+	return med, span{Min: s[0], Max: s[len(s)-1]}
+}
+
 // cpuTime is the process's user plus system CPU time.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
