@@ -117,6 +117,9 @@ local taken = 0
 -- oldest_grant: the oldest grant's time, when revoke found nothing due
 -- and no tombstone (nil: unknown).
 local oldest_grant = nil
+-- count_exists: offer found the count's key (a write of no net change
+-- to it can be left out).
+local count_exists = false
 
 -- now_us is the server's time in microseconds, read once a script, when
 -- first needed.
@@ -152,8 +155,10 @@ end
 
 -- take_pending writes to the count add (the script's own change, a
 -- decimal string of at most 2^53 in magnitude, or nil) less what
--- add_taken counted, in one INCRBY or DECRBY. INCRBY creates an absent
--- count, as the release it stands for would.
+-- add_taken counted, in one INCRBY or DECRBY, or none when the two
+-- cancel out on a count that exists (a release whose permits all went to
+-- waiters). INCRBY creates an absent count, as the release it stands for
+-- would.
 local function take_pending(add)
 	if taken == 0 then
 		if add then
@@ -162,7 +167,10 @@ local function take_pending(add)
 		return
 	end
 	if add then
-		redis.call('incrby', KEYS[1], string.format('%d', tonumber(add) - taken))
+		local net = tonumber(add) - taken
+		if net ~= 0 or not count_exists then
+			redis.call('incrby', KEYS[1], string.format('%d', net))
+		end
 	else
 		redis.call('decrby', KEYS[1], string.format('%d', taken))
 	end
@@ -422,7 +430,9 @@ end
 -- Redisson waiter nothing).
 local function offer(add)
 	revoke()
-	local count = tonumber(redis.call('get', KEYS[1]) or '0')
+	local raw = redis.call('get', KEYS[1])
+	count_exists = raw ~= false
+	local count = tonumber(raw or '0')
 	if add then
 		count = count + tonumber(add)
 	end

@@ -22,6 +22,10 @@ type ackKey struct{ client, name string }
 // be acknowledged.
 type ackBox struct {
 	members []string
+	// flush sends the box on its own after ackDelay, stopped when a call
+	// takes the box first, so that a grant whose release carries its
+	// acknowledgement leaves no timer to fire.
+	flush *time.Timer
 }
 
 // acks holds the grants this process's waiters took whose records are
@@ -34,7 +38,7 @@ type ackBox struct {
 // nothing, and a grant must be acknowledged, or it is revoked ten
 // seconds after it was made as if its waiter had died.
 var acks = struct {
-	mu sync.Mutex // guards m and its boxes' members
+	mu sync.Mutex // guards m and its boxes' fields
 	m  map[ackKey]*ackBox
 }{m: map[ackKey]*ackBox{}}
 
@@ -47,7 +51,7 @@ func (s *Semaphore) addAck(members ...string) {
 	if b == nil {
 		b = &ackBox{}
 		acks.m[k] = b
-		time.AfterFunc(ackDelay, func() { s.flushAcks(k, b) })
+		b.flush = time.AfterFunc(ackDelay, func() { s.flushAcks(k, b) })
 	}
 	b.members = append(b.members, members...)
 	acks.mu.Unlock()
@@ -60,6 +64,7 @@ func (s *Semaphore) takeAcks() *ackBox {
 	b := acks.m[k]
 	if b != nil {
 		delete(acks.m, k)
+		b.flush.Stop()
 	}
 	acks.mu.Unlock()
 	return b
