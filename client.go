@@ -275,7 +275,10 @@ const OpTimeout = core.OpTimeout
 // bounds the releases (a lock not released by then is left to its
 // lease; clean-ups still under way in the background are cut off then
 // too). Shutdown stops the watchdog and the subscription hub and waits
-// for their goroutines; it never waits for a Lock call to give up. A
+// for their goroutines; it never waits for a Lock call to give up. It
+// returns within CleanupGrace of ctx's end even when Redis hangs: what
+// it still waits for then is cut off, by closing relock's own
+// connections, and given CleanupGrace to return. A
 // service that handles SIGTERM calls it, with the time it can spare,
 // before exiting. Shutdown and Close are idempotent: after the first,
 // they return nil at once. Fixed-lease, read/write and MultiLock member

@@ -167,7 +167,13 @@ func (e *Election) run(ctx context.Context, value string, wait time.Duration) (c
 		e.ended(lead)
 		lead.cancel(context.Cause(lead.lock))
 		if !lead.resigned.Load() {
-			e.c.Background(func() { _ = e.resign(context.WithoutCancel(lead.ctx), lead) })
+			e.c.Background(func() {
+				// On a context the Client's Shutdown ends when it stops
+				// waiting: go-redis waits out its retries' backoff on it.
+				bctx, cancel := e.c.BackgroundContext(lead.ctx)
+				defer cancel()
+				_ = e.resign(bctx, lead)
+			})
 		}
 	})
 	return lead.ctx, nil

@@ -8,8 +8,8 @@ import (
 
 // background is the goroutines the client owns for work that outlives
 // the call that needed it (Background, Detach, Outlive, a probe), which
-// Shutdown waits for, and the clean-ups under way for each hold key,
-// which the key's next acquire waits for (AwaitPending).
+// Shutdown waits for (settle), and the clean-ups under way for each hold
+// key, which the key's next acquire waits for (AwaitPending).
 type background struct {
 	mu sync.Mutex // guards done and pending, and orders wg.Add before wg.Wait
 	// done: Shutdown waits for wg, so nothing more starts.
@@ -21,8 +21,8 @@ type background struct {
 	pending  map[HoldKey]*pend
 	npending atomic.Int64
 
-	// end ends the work's contexts (bgContext) when Shutdown's ctx ends
-	// before the work does; cancel cancels it.
+	// end ends the work's contexts (BackgroundContext) when Shutdown's
+	// ctx ends before the work does (cutOff); cancel cancels it.
 	end    context.Context
 	cancel context.CancelFunc
 }
@@ -42,7 +42,10 @@ type pend struct {
 
 // Background runs f, which the caller bounds in time, in a goroutine
 // the client owns: Shutdown waits for it before it closes the script
-// client. After Shutdown has begun it runs nothing and reports false.
+// client, until its ctx ends (settle). f's round trips must run on a
+// context that ends then (BackgroundContext): go-redis's retries wait out
+// their backoff on the command's context, even once the client is
+// closed. After Shutdown has begun it runs nothing and reports false.
 // It is for work a caller need not wait for, such as undoing an acquire
 // that a master did not answer.
 func (c *Client) Background(f func()) bool {
@@ -82,7 +85,7 @@ func (c *Client) Detach(ctx context.Context, key HoldKey, f func(ctx context.Con
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		dctx, cancel := c.bgContext(ctx)
+		dctx, cancel := c.BackgroundContext(ctx)
 		defer cancel()
 		f(dctx)
 		b.mu.Lock()
@@ -117,38 +120,19 @@ func (c *Client) AwaitPending(ctx context.Context, key HoldKey) error {
 	}
 }
 
-// bgContext returns the context of background work on behalf of ctx:
-// ctx's values, not its cancellation, ended after OpTimeout or when the
-// client's Shutdown gives up waiting for it (its ctx ended).
-func (c *Client) bgContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// BackgroundContext returns the context of background work on behalf of
+// ctx: ctx's values, not its cancellation, ended after OpTimeout or when
+// the client's Shutdown gives up waiting for it (its ctx ended).
+func (c *Client) BackgroundContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
 	stop := context.AfterFunc(c.bg.end, cancel)
 	return bctx, func() { stop(); cancel() }
 }
 
-// waitBackground stops Background and Detach and waits for the calls
-// they started, cutting them off when ctx ends.
-func (c *Client) waitBackground(ctx context.Context) {
+// stopBackground stops Background and Detach: nothing starts after it.
+func (c *Client) stopBackground() {
 	b := &c.bg
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.done = true
-	b.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		b.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return
-	case <-ctx.Done():
-	}
-	// Cancelling does not cut off a read go-redis is blocked in (it
-	// heeds deadlines only, and a handshake on a new connection not even
-	// those): closing relock's own clients does. One the caller
-	// configured so that relock uses it as it is stays open; the work's
-	// OpTimeout bounds it.
-	b.cancel()
-	_ = c.closeOwned()
-	<-done
 }

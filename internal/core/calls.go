@@ -124,7 +124,7 @@ func (c *Client) Outlive(ctx context.Context, f func(ctx context.Context) (any, 
 	var mu sync.Mutex // guards left
 	left := false     // the caller stopped waiting: late gets the result
 	ran := c.Background(func() {
-		octx, cancel := c.bgContext(ctx)
+		octx, cancel := c.BackgroundContext(ctx)
 		defer cancel()
 		reply, err := f(octx)
 		mu.Lock()
@@ -162,7 +162,7 @@ func (c *Client) Outlive(ctx context.Context, f func(ctx context.Context) (any, 
 		case r := <-done:
 			if late != nil {
 				c.Background(func() {
-					lctx, cancel := c.bgContext(ctx)
+					lctx, cancel := c.BackgroundContext(ctx)
 					defer cancel()
 					late(lctx, r.reply, r.err)
 				})

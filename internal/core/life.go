@@ -13,12 +13,13 @@ import (
 
 // lifecycle is whether the client is open, the operations under way, and
 // relock's own copies of the caller's client, which Shutdown closes once
-// those operations are done.
+// those operations are done, or to cut them off once its ctx ends.
 type lifecycle struct {
 	closed atomic.Bool // Shutdown began: no operation starts
-	// ops is read-held by every operation that runs scripts (Begin) and
-	// write-held by Shutdown while it closes the script client, so that
-	// it closes it only once they are done.
+	// ops is read-held by every operation that runs scripts (Begin).
+	// Shutdown write-locks it, and unlocks it at once, to learn that
+	// they are done (settle) before it closes the script client; it
+	// cuts them off when its ctx ends first.
 	ops sync.RWMutex
 	end func() // ops.RUnlock, made once: Begin returns it without allocating
 
@@ -74,7 +75,9 @@ func (c *Client) Close() error {
 
 // Shutdown stops the watchdog and the hub and waits for their goroutines,
 // then releases the locks the client's owners still hold, and waits for
-// the clean-ups under way in the background, until ctx ends.
+// the clean-ups under way in the background and the operations under way,
+// until ctx ends: then it cuts them off (cutOff), waits Grace more at
+// most, and returns.
 // Their contexts are cancelled with cause ErrClosed first, so a holder's
 // work is told before the lock can go to anyone else. Waits end with
 // ErrClosed; no operation starts after Shutdown begins. Shutdown is
@@ -83,6 +86,11 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	if c.life.closed.Swap(true) {
 		return nil
 	}
+	// Cancelling does not cut off a read go-redis is blocked in (it heeds
+	// deadlines only): once ctx ends, whatever Shutdown still waits for
+	// is cut off, the releases included.
+	stop := context.AfterFunc(ctx, c.cutOff)
+	defer stop()
 	c.watchdog.Stop()
 	// Closing the hub ends every wait; operations still running (a
 	// waiter leaving a fair queue) finish before the scripts' client goes.
@@ -95,12 +103,49 @@ func (c *Client) Shutdown(ctx context.Context) error {
 		h.end(ErrClosed)
 	}
 	err = errors.Join(err, c.release(ctx, holds))
-	c.waitBackground(ctx)
+	c.settle(ctx)
+	return errors.Join(err, c.closeOwned())
+}
+
+// settle stops Background and Detach and waits for the work they started
+// and for the operations under way (Begin), until ctx ends and Grace
+// after that (time for them to return once cutOff has closed their
+// connections). What runs on after that is bounded by OpTimeout and the
+// go-redis client's own timeouts.
+func (c *Client) settle(ctx context.Context) {
+	defer c.bg.cancel()
+	c.stopBackground()
+	done := make(chan struct{})
+	go func() {
+		c.bg.wg.Wait()
+		// No operation starts once closed is set: the lock, once held,
+		// tells that every one has ended.
+		c.life.ops.Lock()
+		defer c.life.ops.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(Grace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+	}
+}
+
+// cutOff ends the contexts of the work in the background
+// (BackgroundContext) and closes relock's own copies of the caller's
+// client, which cuts off the round trips blocked on them, reads of a
+// server that does not answer and handshakes on new connections
+// included. One the caller configured so that relock uses it as it is
+// stays open: the work's OpTimeout and the client's timeouts bound it.
+func (c *Client) cutOff() {
 	c.bg.cancel()
-	c.life.ops.Lock()
-	err = errors.Join(err, c.closeOwned())
-	c.life.ops.Unlock()
-	return err
+	_ = c.closeOwned()
 }
 
 // closeOwned closes relock's own copies of the caller's client, once.

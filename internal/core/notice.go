@@ -62,7 +62,7 @@ func (c *Client) Listen() {
 	}
 	hub := c.Hub()
 	started := c.Background(func() {
-		ctx, cancel := c.bgContext(context.Background())
+		ctx, cancel := c.BackgroundContext(context.Background())
 		defer cancel()
 		if err := hub.Listen(ctx, layout.ClientChannel(c.ID), pubsub.WakeOne, c.notice); err != nil {
 			n.listening.Store(false)
@@ -113,7 +113,7 @@ func (c *Client) notice(name string) {
 // perhaps after the read.
 func (c *Client) verify(key HoldKey, h *hold, count int) {
 	c.Background(func() {
-		ctx, cancel := c.bgContext(context.Background())
+		ctx, cancel := c.BackgroundContext(context.Background())
 		defer cancel()
 		held, err := c.Redis.HExists(ctx, key.Name, key.Field).Result()
 		if err != nil || held {

@@ -101,7 +101,7 @@ func (m *pubsubMode) make(sharded bool) *transport {
 // startLocked starts a probe, in a goroutine c owns; m.mu is held. After
 // Shutdown began it starts none and leaves m.probe nil.
 func (m *pubsubMode) startLocked(c *Client) {
-	ctx, cancel := c.bgContext(context.Background())
+	ctx, cancel := c.BackgroundContext(context.Background())
 	p := &probe{done: make(chan struct{}), cancel: cancel}
 	started := c.Background(func() {
 		defer cancel()
