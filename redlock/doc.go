@@ -51,7 +51,10 @@
 // a minority is survivable only if it stays down for a lease (Redis
 // "delayed restarts"). A process paused (GC, swap, SIGSTOP) after it
 // checked its context may act after its lock expired. None of this is
-// detectable by the client: where overlapping holders would corrupt
-// data, give the storage a fencing token (reentrant.Options.Fencing) and
-// have it reject stale ones, rather than relying on RedLock's timing.
+// detectable by the client, and RedLock hands out no fencing token: its
+// masters count nothing in common. Where overlapping holders would
+// corrupt data, rely on a token rather than on RedLock's timing: take a
+// lock on one master (with its replicas, relock's default) with
+// reentrant.Options.Fencing, and have the storage reject a token lower
+// than one it has seen.
 package redlock

@@ -150,9 +150,11 @@ func (s *Side) TryLock(ctx context.Context, wait time.Duration) (context.Context
 	return s.l.Lock(ctx, wait)
 }
 
-// Unlock releases one hold of ctx's owner on this side. It uses its own
-// short timeout, not ctx's cancellation, and returns an error matching
-// relock.ErrNotHeld, changing nothing, when ctx's owner holds none.
+// Unlock releases one hold of ctx's owner on this side. It runs on ctx's
+// values and deadline, not its cancellation (relock.CleanupGrace when ctx
+// is done already: see the relock package doc's "Deadlines"), and
+// returns an error matching relock.ErrNotHeld, changing nothing, when
+// ctx's owner holds none.
 func (s *Side) Unlock(ctx context.Context) error { return s.l.Unlock(ctx) }
 
 // ForceUnlock deletes the lock if it is in this side's mode, whoever

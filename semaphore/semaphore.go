@@ -133,10 +133,10 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 // publishing the new count for Redisson's. It does not check that the
 // caller acquired them: releasing more than were taken adds permits.
 // Release returns by ctx's deadline (or within a few tens of
-// milliseconds when ctx is done already); the release itself runs on its
-// own short timeout, not ctx's, and goes on in the background when ctx
-// ends first, and the error then matches ctx's
-// (context.DeadlineExceeded): do not release again.
+// milliseconds when ctx is done already); the release itself runs on a
+// context of its own, with ctx's values and bounded by relock.OpTimeout,
+// and goes on in the background when ctx ends first, and the error then
+// matches ctx's (context.DeadlineExceeded): do not release again.
 //
 // Release is sent once and never retried: when its reply is lost (the
 // connection failed), it returns the error, and the permits may or may
