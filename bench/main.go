@@ -48,7 +48,7 @@ func run() int {
 	out := flag.String("out", "results", "directory for results.md, results.json and results.svg")
 	quick := flag.Bool("quick", false, "smoke run: tiny sizes, seconds (for CI)")
 	only := flag.String("only", "", "comma-separated substrings: run only the kinds whose name contains one")
-	scen := flag.String("scenarios", "abxcdeslro", "scenarios to run: a uncontended (and c: with the Redisson RLock reference), b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), r uncontended with one replica (not with -redis), o how far past their deadline relock's calls return when Redis hangs (relock only)")
+	scen := flag.String("scenarios", "abxcdeslgro", "scenarios to run: a uncontended (and c: with the Redisson RLock reference), b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), g group lock against multilock over the same values (relock only), r uncontended with one replica (not with -redis), o how far past their deadline relock's calls return when Redis hangs (relock only)")
 	render := flag.String("render", "", "write results.md and results.svg again from this results.json, measuring nothing")
 	flag.Parse()
 	if *render != "" {
@@ -142,6 +142,10 @@ func run() int {
 	}
 	if runLatch {
 		e.steps++
+	}
+	runGroup := has('g') && (selected(groupID) || selected(multiID))
+	if runGroup {
+		e.steps += groupSteps
 	}
 	if runOvershoot {
 		e.steps += overshootRows()
@@ -267,6 +271,9 @@ func run() int {
 		r.Latch = append(r.Latch, res)
 		e.progress("latch        %-20s %d awaiters on %d clients, %d rounds: wake p50 %5.2fms p99 %5.2fms max %5.2fms  cmds while parked %d (%.2fs)  cmds/round %v (set-up %v)%s",
 			res.Kind, res.Awaiters, res.Clients, res.Rounds, res.Wake.P50/1e3, res.Wake.P99/1e3, res.Wake.Max/1e3, res.ParkedCmds, res.ParkedSeconds, res.CmdsPerRound, res.SetupPerRound, errSuffix(err))
+	}
+	if runGroup {
+		r.Group = e.runGroup()
 	}
 	// Last: a replica attached to the server would change what the
 	// others measure (the semaphore's acquires would wait for it too).

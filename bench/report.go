@@ -20,6 +20,7 @@ type report struct {
 	Waiters     []waitersResult     `json:"waiters"`
 	Semaphore   []cellResult        `json:"semaphore"`
 	Latch       []latchResult       `json:"latch"`
+	Group       *groupResult        `json:"group_lock,omitempty"`
 	Replica     []replicaResult     `json:"replica_sync"`
 	Overshoot   *overshootResult    `json:"overshoot"`
 	Targets     []target            `json:"targets"`
@@ -114,6 +115,11 @@ func (r *report) failures() (relock, peers int) {
 	}
 	for _, x := range r.Latch {
 		count(x.Kind, x.Err)
+	}
+	if g := r.Group; g != nil {
+		for _, x := range g.Rows {
+			count(x.Kind, x.Err)
+		}
 	}
 	for _, x := range r.Replica {
 		count(x.Kind, x.Err)
@@ -555,6 +561,9 @@ func (r *report) markdown() string {
 		}
 	}
 
+	if r.Group != nil {
+		r.groupSection(&b)
+	}
 	if r.Overshoot != nil {
 		r.overshootSection(&b)
 	}

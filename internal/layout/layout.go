@@ -50,6 +50,13 @@ func suffix(name, s string) string {
 // each Redisson client.
 func LockChannel(name string) string { return prefix("redisson_lock__channel", name) }
 
+// GroupLockChannel is the channel of the group lock on group,
+// "redisson_lock__channel:{<group>}": RedissonFasterMultiLock's
+// getChannelName, spelled as RedissonLock's for a lock named group.
+// Redisson's release publishes "0" there; relock's publishes "1", which
+// wakes every waiter on the group (package grouplock).
+func GroupLockChannel(group string) string { return prefix("redisson_lock__channel", group) }
+
 // LockClientChannel is relock's own channel for the waiters of client
 // clientID on the lock named name (reentrant, non-reentrant and fair),
 // "redisson_lock__channel:{<name>}:<client id>": the lock's channel and

@@ -18,6 +18,7 @@ func TestNames(t *testing.T) {
 		plain, tagged string
 	}{
 		{layout.LockChannel, "redisson_lock__channel:{orders:42}", "redisson_lock__channel:{user1}:cart"},
+		{layout.GroupLockChannel, "redisson_lock__channel:{orders:42}", "redisson_lock__channel:{user1}:cart"},
 		{func(n string) string { return layout.LockClientChannel(n, id) }, "redisson_lock__channel:{orders:42}:" + id, "redisson_lock__channel:{user1}:cart:" + id},
 		{func(n string) string { return layout.FairWaiterChannel(n, field) }, "redisson_lock__channel:{orders:42}:" + field, "redisson_lock__channel:{user1}:cart:" + field},
 		{layout.LockWaiters, "relock_lock_waiters:{orders:42}", "relock_lock_waiters:{user1}:cart"},

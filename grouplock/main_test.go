@@ -1,0 +1,21 @@
+package grouplock_test
+
+import (
+	"testing"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/testing/redistest"
+)
+
+// srv is the redis-server shared by the package's tests; each test uses
+// its own groups.
+var srv *redistest.Server
+
+func TestMain(m *testing.M) { redistest.Main(m, nil, &srv) }
+
+// newClient returns a relock client on srv with its own go-redis client,
+// as if it were a separate process; both close when t ends.
+func newClient(t testing.TB, opts *relock.Options) *relock.Client {
+	t.Helper()
+	return redistest.Relock(t, srv.LockClient(t), opts)
+}

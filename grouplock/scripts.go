@@ -1,0 +1,53 @@
+package grouplock
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/watchdog"
+)
+
+// args returns head followed by the values' fields, a script's ARGV.
+func (o *ops) args(head ...any) []any {
+	return append(append(make([]any, 0, len(head)+len(o.fields)), head...), o.fields...)
+}
+
+// Acquire runs the acquire script once: it replies 1 (acquired) or {ms}
+// (the wait until the taken values' leases run out) and leaves nothing
+// behind a failed attempt, so every mode is the same attempt. There is no
+// registry of waiters: all of them listen on the group's channel.
+func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode) (hashlock.Result, error) {
+	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.args(o.l.LeaseArg(), f.Arg)...)
+	if err != nil || core.OneReply(reply) {
+		return hashlock.Result{Acquired: err == nil}, err
+	}
+	return hashlock.PTTL(reply)
+}
+
+// Channel is where releases wake waiters: the group's channel, Redisson's
+// as relock's. relock's releases publish "1" there (wake all); a Redisson
+// release's "0" wakes one waiter of each client, as among Redisson
+// clients, and the others try again when the leases they wait for run
+// out.
+func (o *ops) Channel(string) (string, string) { return o.keys[1], "" }
+
+func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
+	return o.unlockCall.Run(ctx, rdb, o.args(o.l.LeaseArg(), f.Arg, o.l.C.PublishArg(), core.Flag(last))...)
+}
+
+func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
+	return core.Eval(ctx, o.l.C.Redis, scripts.GroupForceUnlock(), o.keys[:], o.args(o.l.C.PublishArg())...)
+}
+
+// Renewal renews every value of the set while the owner holds them all.
+func (o *ops) Renewal(f hashlock.Field) watchdog.Renewal {
+	return watchdog.Renewal{
+		Script: scripts.GroupRenew(),
+		Keys:   o.keys[:1],
+		Args:   o.args(o.l.C.WatchdogArg, f.Arg),
+	}
+}
