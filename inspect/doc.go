@@ -1,8 +1,13 @@
-// Package inspect reads the state of locks in Redis for operators: who
-// holds a lock and how many times, who waits for it, its TTL, a read/write
-// lock's mode and readers, a fair lock's queue, and a fencing counter. It
-// reads the records of relock's lock types and those Redisson writes,
-// which share their layout (docs/wire-layout.md).
+// Package inspect reads the state of locks and synchronizers in Redis
+// for operators: who holds a lock and how many times, who waits for it,
+// its TTL, a read/write lock's mode and readers, a fair lock's queue, a
+// fencing counter; a semaphore's or latch's count and waiters; an
+// expirable semaphore's permits with their leases; an election's leader,
+// term, candidates and history. It reads the records of relock's types
+// and those Redisson writes, which share their layout
+// (docs/wire-layout.md). Which kind a record is, is decided in one
+// table, recordRules in kinds.go (and keyRules there for kinds kept
+// under derived keys): a new kind is added there.
 //
 // Read takes a plain go-redis client, not a relock.Client: an operator's
 // tool needs neither a watchdog nor a subscription. It reads every key of
@@ -10,9 +15,13 @@
 // changes between reading the hash and reading the queue. Every key of a
 // lock shares its cluster hash slot, so Read works on a cluster too.
 //
-// List finds lock records by name pattern with SCAN, never KEYS, on every
-// master of a cluster, a bounded batch per call: it neither blocks Redis
-// nor holds the whole key space in memory.
+// Find (and List, for locks) finds records by name pattern with SCAN,
+// never KEYS, on every master of a cluster, a bounded batch per call: it
+// neither blocks Redis nor holds the whole key space in memory. Doctor
+// reads every record so found and reports what is wrong: old holds and
+// waits, leases not renewed, stale fair-queue entries, waiters whose
+// client is gone, expired permits, and waits-for cycles across
+// processes (docs/doctor.md).
 //
 // What it tells, and what not:
 //
@@ -27,9 +36,17 @@
 //   - Fair-queue deadlines are epoch milliseconds from the clock of the
 //     client that wrote them (relock's: the Redis server's); compare them
 //     with Lock.ServerTime, not with the local clock.
-//   - An ACL user running Read needs EVALSHA and EVAL, and inside the
-//     script TYPE, PTTL, HGETALL, HEXISTS, LRANGE, ZRANGE, GET and TIME;
-//     List needs SCAN, TYPE and HSCAN (and CLUSTER SLOTS on a cluster).
+//   - Redis does not record when a lock or permit was taken: a hold's
+//     age is known only from when a Doctor run first saw it
+//     (DoctorOptions.Seen), and a waiter's from relock's registry. A
+//     spin or non-reentrant lock is a reentrant lock's record, and a
+//     semaphore's count is a latch's: with nobody waiting it is
+//     KindCount.
+//   - An ACL user running Read needs EVALSHA, EVAL and PUBSUB, and
+//     inside the scripts TYPE, PTTL, HGETALL, HEXISTS, LRANGE, ZRANGE,
+//     ZCARD, EXISTS, GET, XREVRANGE and TIME; Find needs SCAN, TYPE,
+//     HSCAN, GET, EXISTS and PUBSUB (and CLUSTER SLOTS on a cluster);
+//     Doctor needs both.
 //   - Nothing here changes a lock. To release one whoever holds it, use
 //     the lock type's ForceUnlock (or the relock CLI's force-unlock),
 //     which also wakes its waiters: deleting the key by hand does not.

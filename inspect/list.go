@@ -22,33 +22,66 @@ import (
 // many keys one call looks at, and so the work Redis does per call.
 const ScanCount = 100
 
-// List calls fn with the name of every lock record whose key matches
-// pattern, a glob as SCAN MATCH takes it ("" means every key), and
-// returns fn's first error, or ctx's once it ends. It walks the key space
-// with SCAN, ScanCount keys a call, on every master of a
-// *redis.ClusterClient (one after another, by address) and on the server
-// of any other client; fn is never called concurrently, and with each
-// name once.
-//
-// Like Read, List returns by ctx's deadline whatever rdb's settings.
-//
-// A lock record is a hash whose fields are all owner fields holding hold
-// counts ("<client id>:<owner>", a writer's with ":write"), or a
-// read/write lock's "mode": up to 16 fields of each hash are looked at.
-// A lock's companion keys (a fair queue and its deadlines, relock's
-// waiter registry, a fencing counter, read-hold keys, Redisson's unlock
-// latches) are not records and are skipped, as are other applications'
-// keys. As with any SCAN, a lock created or deleted during the walk may
-// or may not be seen.
+// List calls fn with the name of every lock record (KindLock,
+// KindRWLock) whose name matches pattern, a glob as SCAN MATCH takes it
+// ("" means every name), and returns fn's first error, or ctx's once it
+// ends. It is Find for locks alone.
 func List(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func(name string) error) error {
-	if core.IsNil(rdb) {
-		return fmt.Errorf("inspect: nil redis client: %w", relock.ErrInvalidArgument)
-	}
 	if fn == nil {
 		return fmt.Errorf("inspect: nil func: %w", relock.ErrInvalidArgument)
 	}
-	if pattern == "" {
-		pattern = "*"
+	return Find(ctx, rdb, pattern, func(name string, kind Kind) error {
+		if kind == KindLock || kind == KindRWLock {
+			return fn(name)
+		}
+		return nil
+	})
+}
+
+// Find calls fn with the name and kind of every record whose name
+// matches pattern, a glob as SCAN MATCH takes it ("" means every name),
+// and returns fn's first error, or ctx's once it ends. It walks the key
+// space with SCAN, ScanCount keys a call, on every master of a
+// *redis.ClusterClient (one after another, by address) and on the server
+// of any other client; fn is never called concurrently, and with each
+// name and kind once. A name may have records of two kinds: a fenced
+// lock's hash and its fencing counter.
+//
+// Like Read, Find returns by ctx's deadline whatever rdb's settings.
+//
+// Records are told by keyRules and recordRules: a lock is a hash whose
+// fields are all owner fields holding hold counts ("<client id>:<owner>",
+// a writer's with ":write"), or a read/write lock's "mode" (up to 16
+// fields of each hash are looked at); a count is a string holding an
+// integer, whose other keys and channels tell a semaphore, expirable
+// permits or a latch; an election is found by its term counter, a
+// fencing counter by its key. Companion keys (a fair queue and its
+// deadlines, waiter registries, read-hold keys, Redisson's unlock
+// latches) are no records and are skipped, as are other applications'
+// keys, but for their integer strings, which are KindCount. As with any
+// SCAN, a record created or deleted during the walk may or may not be
+// seen.
+func Find(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func(name string, kind Kind) error) error {
+	if fn == nil {
+		return fmt.Errorf("inspect: nil func: %w", relock.ErrInvalidArgument)
+	}
+	return walk(ctx, rdb, pattern, func(name string, kind Kind, companion bool) error {
+		if companion {
+			return nil
+		}
+		return fn(name, kind)
+	})
+}
+
+// walk calls fn with each record and each companion key found whose name
+// matches pattern, each name, kind and companion flag once.
+func walk(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func(name string, kind Kind, companion bool) error) error {
+	if core.IsNil(rdb) {
+		return fmt.Errorf("inspect: nil redis client: %w", relock.ErrInvalidArgument)
+	}
+	match, err := glob(pattern)
+	if err != nil {
+		return fmt.Errorf("inspect: pattern %q: %w: %w", pattern, err, relock.ErrInvalidArgument)
 	}
 	rdb, done := derive.Deadlines(rdb)
 	defer done()
@@ -56,15 +89,21 @@ func List(ctx context.Context, rdb redis.UniversalClient, pattern string, fn fun
 	if err != nil {
 		return fmt.Errorf("inspect: finding the cluster's masters: %w", err)
 	}
-	// SCAN may return a key twice; a name seen is not passed on again.
-	seen := make(map[string]bool)
+	// SCAN may return a key twice, and several keys name one record.
+	type seenKey struct {
+		name      string
+		kind      Kind
+		companion bool
+	}
+	seen := make(map[seenKey]bool)
 	for _, node := range nodes {
-		err := scan(ctx, node, pattern, func(name string) error {
-			if seen[name] {
+		err := scan(ctx, rdb, node, match, func(name string, kind Kind, companion bool) error {
+			k := seenKey{name, kind, companion}
+			if seen[k] {
 				return nil
 			}
-			seen[name] = true
-			return fn(name)
+			seen[k] = true
+			return fn(name, kind, companion)
 		})
 		if err != nil {
 			return err
@@ -99,21 +138,35 @@ func masters(ctx context.Context, rdb redis.UniversalClient) ([]redis.Cmdable, e
 	return nodes, nil
 }
 
-// scan walks one server's keys matching pattern and calls fn with each
-// lock record's name.
-func scan(ctx context.Context, node redis.Cmdable, pattern string, fn func(string) error) error {
+// scan walks one server's keys and calls fn with what each belongs to,
+// for the names match accepts.
+func scan(ctx context.Context, rdb redis.UniversalClient, node redis.Cmdable, match func(string) bool, fn func(string, Kind, bool) error) error {
 	var cursor uint64
 	for {
-		keys, next, err := node.Scan(ctx, cursor, pattern, ScanCount).Result()
+		keys, next, err := node.Scan(ctx, cursor, "*", ScanCount).Result()
 		if err != nil {
 			return fmt.Errorf("inspect: SCAN: %w", err)
 		}
-		records, err := records(ctx, node, keys)
+		var own []string // keys that are records at their own name, if any
+		for _, k := range keys {
+			name, kind, companion, ok := derived(k)
+			switch {
+			case !ok:
+				if match(k) {
+					own = append(own, k)
+				}
+			case name != "" && match(name):
+				if err := fn(name, kind, companion); err != nil {
+					return err
+				}
+			}
+		}
+		found, err := records(ctx, rdb, node, own)
 		if err != nil {
 			return err
 		}
-		for _, name := range records {
-			if err := fn(name); err != nil {
+		for _, r := range found {
+			if err := fn(r.name, r.kind, false); err != nil {
 				return err
 			}
 		}
@@ -128,47 +181,94 @@ func scan(ctx context.Context, node redis.Cmdable, pattern string, fn func(strin
 // A lock's hash is small, and HSCAN returns all of a small hash.
 const sampled = 16
 
-// records returns those of keys that are lock records: for each key not
-// named as a companion, TYPE and a first HSCAN in one pipeline.
-func records(ctx context.Context, node redis.Cmdable, keys []string) ([]string, error) {
+type record struct {
+	name string
+	kind Kind
+}
+
+// records returns the kinds of those of keys that are records: TYPE and
+// a first HSCAN in one pipeline, then for integer strings the evidence
+// that tells their kind (recordRules).
+func records(ctx context.Context, rdb redis.UniversalClient, node redis.Cmdable, keys []string) ([]record, error) {
 	type probe struct {
-		name   string
-		kind   *redis.StatusCmd
-		fields *redis.ScanCmd
+		shape
+		typeCmd  *redis.StatusCmd
+		fieldCmd *redis.ScanCmd
+		valueCmd *redis.StringCmd
+		permCmd  *redis.IntCmd // the permits' set
+		semCmd   *redis.IntCmd // relock's semaphore records
 	}
-	var probes []probe
-	pipe := node.Pipeline()
-	for _, k := range keys {
-		if layout.LockCompanion(k) {
-			continue
-		}
-		probes = append(probes, probe{k, pipe.Type(ctx, k), pipe.HScan(ctx, k, 0, "", sampled)})
-	}
-	if len(probes) == 0 {
+	if len(keys) == 0 {
 		return nil, nil
 	}
+	probes := make([]probe, len(keys))
+	pipe := node.Pipeline()
+	for i, k := range keys {
+		probes[i].typeCmd, probes[i].fieldCmd = pipe.Type(ctx, k), pipe.HScan(ctx, k, 0, "", sampled)
+	}
 	// HSCAN of a key that is no hash fails alone (WRONGTYPE), and so may
-	// a key that moved to another node (MOVED): such keys are no lock
-	// records here. Any other failure ends the walk.
+	// a key that moved to another node (MOVED): such keys are no records
+	// here. Any other failure ends the walk.
 	_, _ = pipe.Exec(ctx)
-	var names []string
-	for _, p := range probes {
-		kind, err := p.kind.Result()
+	pipe = node.Pipeline()
+	var texts []int
+	for i := range probes {
+		p := &probes[i]
+		typ, err := p.typeCmd.Result()
 		var rerr redis.Error
 		switch {
 		case errors.As(err, &rerr):
 			continue
 		case err != nil:
-			return nil, fmt.Errorf("inspect: TYPE %q: %w", p.name, err)
-		case kind != "hash":
-			continue
+			return nil, fmt.Errorf("inspect: TYPE %q: %w", keys[i], err)
 		}
-		fields, _, err := p.fields.Result()
-		if err == nil && lockFields(fields) {
-			names = append(names, p.name)
+		p.typ = typ
+		if typ == "hash" {
+			p.fields, _, _ = p.fieldCmd.Result()
+		}
+		if typ == "string" {
+			k := keys[i]
+			p.valueCmd = pipe.Get(ctx, k)
+			p.permCmd = pipe.Exists(ctx, layout.PermitTimeouts(k))
+			p.semCmd = pipe.Exists(ctx, layout.SemaphoreWaiters(k), layout.SemaphoreGrants(k), layout.SemaphoreWatcher(k))
+			texts = append(texts, i)
 		}
 	}
-	return names, nil
+	if len(texts) > 0 {
+		_, _ = pipe.Exec(ctx)
+	}
+	var channels []string
+	for _, i := range texts {
+		p := &probes[i]
+		p.value = p.valueCmd.Val()
+		p.permits, p.semaphore = p.permCmd.Val() > 0, p.semCmd.Val() > 0
+		if integer(&p.shape) && !p.permits && !p.semaphore {
+			channels = append(channels, layout.SemaphoreChannel(keys[i]), layout.LatchChannel(keys[i]))
+		}
+	}
+	if len(channels) > 0 {
+		counts, err := subscribers(ctx, rdb, channels)
+		if err != nil {
+			return nil, fmt.Errorf("inspect: PUBSUB NUMSUB: %w", err)
+		}
+		for _, i := range texts {
+			p := &probes[i]
+			p.semaphore = p.semaphore || counts[layout.SemaphoreChannel(keys[i])] > 0
+			p.latch = counts[layout.LatchChannel(keys[i])] > 0
+		}
+	}
+	var found []record
+	for i := range probes {
+		if probes[i].typ == "" {
+			continue
+		}
+		switch k := kindOf(&probes[i].shape); k {
+		case KindNone, KindOther:
+		default:
+			found = append(found, record{keys[i], k})
+		}
+	}
+	return found, nil
 }
 
 // lockFields reports whether a hash's fields (flat, field then value)

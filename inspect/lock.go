@@ -8,12 +8,15 @@ import (
 	"github.com/google/uuid"
 )
 
-// A Lock is the state of one lock as Read found it. Every slice is
-// non-nil, so that JSON shows an empty list as [].
+// A Lock is what Read found under one name: a lock's state, or a
+// semaphore's, a latch's, an election's or a fencing counter's (Kind).
+// Every slice of a lock's is non-nil, so that JSON shows an empty list
+// as [].
 type Lock struct {
-	// Name is the lock's name, which is its Redis key.
+	// Name is the name, which is the Redis key of its record.
 	Name string `json:"name"`
-	// Kind is the kind of record at the key.
+	// Kind is the kind of record under the name: the key at the name's,
+	// or else KindElection or KindFencing when only those exist.
 	Kind Kind `json:"kind"`
 	// Type is the Redis type of a key that is no lock record (KindOther).
 	Type string `json:"type,omitempty"`
@@ -36,34 +39,38 @@ type Lock struct {
 	// Token is the fencing counter's value, the last token drawn; 0 when
 	// the lock has never been taken with fencing.
 	Token int64 `json:"fencing_token,omitempty"`
+	// Count is the integer at the name: a semaphore's available permits
+	// or a latch's count (KindPermits, KindSemaphore, KindLatch,
+	// KindCount).
+	Count *int64 `json:"count,omitempty"`
+	// Permits are an expirable semaphore's permits held, the earliest
+	// expiry first; at most MaxListed.
+	Permits []Permit `json:"permits,omitempty"`
+	// SemaphoreWaiters are relock's waiters registered on a semaphore or
+	// an expirable semaphore, the longest waiting first; at most
+	// MaxListed.
+	SemaphoreWaiters []SemaphoreWaiter `json:"semaphore_waiters,omitempty"`
+	// Grants counts the permits handed to relock's semaphore waiters and
+	// not yet acknowledged (and revoked grants kept as tombstones).
+	Grants int64 `json:"grants,omitempty"`
+	// Election is the election of this name, when it has a term counter.
+	Election *Election `json:"election,omitempty"`
 	// ServerTime is the Redis server's clock when the state was read.
 	ServerTime time.Time `json:"server_time"`
 }
 
-// Exists reports whether Redis has anything of the lock: its record, a
-// queue, registered waiters or a fencing counter.
+// Exists reports whether Redis has anything under the name: a record, a
+// queue, registered waiters, a fencing counter or an election.
 func (l *Lock) Exists() bool {
-	return l.Kind != KindNone || len(l.Queue) > 0 || len(l.Waiters) > 0 || l.Token != 0
+	return l.Kind != KindNone || len(l.Queue) > 0 || len(l.Waiters) > 0 || l.Token != 0 ||
+		len(l.SemaphoreWaiters) > 0 || len(l.Permits) > 0 || l.Election != nil
 }
 
-// Kind is the kind of record at a lock's key.
-type Kind string
-
-// The kinds of record.
-const (
-	// KindNone: no key, the lock is free.
-	KindNone Kind = "none"
-	// KindLock: a hash of owner fields and hold counts, the record of a
-	// reentrant, fenced or fair lock (Redisson's RLock, RFencedLock,
-	// RFairLock).
-	KindLock Kind = "lock"
-	// KindRWLock: a hash with a "mode" field, a read/write lock
-	// (Redisson's RReadWriteLock).
-	KindRWLock Kind = "rwlock"
-	// KindOther: a key of another type or shape (Lock.Type), such as a
-	// semaphore's string.
-	KindOther Kind = "other"
-)
+// Held reports a record with an owner that holds it: a lock with
+// holders, a permit held, or an election's leader.
+func (l *Lock) Held() bool {
+	return len(l.Holders) > 0 || len(l.Permits) > 0 || (l.Election != nil && l.Election.Leader != nil)
+}
 
 // An Ident names a holder or waiter by its hash field,
 // "<client id>:<owner>".
@@ -127,6 +134,10 @@ type Holder struct {
 	// at index i-1 (NoKey for a hold whose lease ran out). Only the first
 	// MaxReadLeases holds are read.
 	ReadLeases []TTL `json:"read_leases,omitempty"`
+	// Values are the fields a group lock's holder holds (KindGroup):
+	// Redisson's hashes of the values (grouplock.Codec.Field), Holds the
+	// most holds of any of them.
+	Values []string `json:"values,omitempty"`
 }
 
 // MaxReadLeases bounds the read holds of one reader whose leases Read

@@ -19,11 +19,14 @@ import (
 	"github.com/relock-go/relock/scripts"
 )
 
-// Read returns the state of the lock named name, read in one script: a
-// consistent snapshot. rdb is any go-redis client (a *redis.Client, a
-// failover client or a *redis.ClusterClient). A lock that does not exist
-// is no error: its Kind is KindNone (see Lock.Exists). An invalid name is
-// an error matching relock.ErrInvalidName, a nil rdb one matching
+// Read returns what is kept under name, read in one script for a lock
+// and one for the synchronizers: a consistent snapshot of each. Its Kind
+// tells a lock, a read/write lock, a semaphore, expirable permits, a
+// latch, an election or a fencing counter (recordRules). rdb is any
+// go-redis client (a *redis.Client, a failover client or a
+// *redis.ClusterClient). A name with nothing under it is no error: its
+// Kind is KindNone (see Lock.Exists). An invalid name is an error
+// matching relock.ErrInvalidName, a nil rdb one matching
 // relock.ErrInvalidArgument.
 //
 // Read returns by ctx's deadline: when rdb does not cut calls off there
@@ -38,6 +41,65 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 	if err := core.ValidateName(name); err != nil {
 		return nil, fmt.Errorf("inspect: %w", err)
 	}
+	rdb, done := derive.Deadlines(rdb)
+	defer done()
+	l, raw, err := readLock(ctx, rdb, name)
+	if err != nil {
+		return nil, err
+	}
+	keys := []string{
+		name, layout.PermitTimeouts(name), layout.SemaphoreWaiters(name), layout.SemaphoreGrants(name),
+		layout.SemaphoreWatcher(name), layout.ElectionLeader(name), layout.ElectionTerm(name), layout.ElectionLog(name),
+	}
+	reply, err := core.Eval(ctx, rdb, scripts.InspectSync(), keys, MaxListed, MaxHistory)
+	if err != nil {
+		return nil, fmt.Errorf("inspect: reading %q: %w", name, err)
+	}
+	s, err := decodeSync(reply)
+	if err != nil {
+		return nil, fmt.Errorf("inspect: reading %q: unexpected reply %v: %w", name, reply, err)
+	}
+	l.setSync(s)
+	sh := &shape{
+		typ: raw.typ, fields: raw.fields, value: s.value,
+		permits:   len(s.permits) > 0,
+		semaphore: len(s.waiters) > 0 || s.grants > 0 || s.watcher,
+	}
+	if integer(sh) && !sh.permits && !sh.semaphore {
+		if sh.semaphore, sh.latch, err = listened(ctx, rdb, name); err != nil {
+			return nil, fmt.Errorf("inspect: reading %q: %w", name, err)
+		}
+	}
+	l.setRecord(sh, raw.leases)
+	if l.Election != nil {
+		lock, lraw, err := readLock(ctx, rdb, layout.ElectionLock(name))
+		if err != nil {
+			return nil, err
+		}
+		lock.setRecord(&shape{typ: lraw.typ, fields: lraw.fields}, lraw.leases)
+		l.Election.setElectionLock(lock)
+	}
+	switch {
+	case l.Kind != KindNone:
+	case l.Election != nil:
+		l.Kind = KindElection
+	case l.Token != 0:
+		l.Kind = KindFencing
+	}
+	return l, nil
+}
+
+// listened reports whether anyone listens on the semaphore's channel
+// and on the latch's: what tells a semaphore's count from a latch's. On
+// a cluster it counts sharded subscribers too.
+func listened(ctx context.Context, rdb redis.UniversalClient, name string) (semaphore, latch bool, err error) {
+	sc, lc := layout.SemaphoreChannel(name), layout.LatchChannel(name)
+	counts, err := subscribers(ctx, rdb, []string{sc, lc})
+	return counts[sc] > 0, counts[lc] > 0, err
+}
+
+// readLock reads the lock keys of name in inspect_read.lua.
+func readLock(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, *rawLock, error) {
 	keys := []string{
 		name,
 		layout.FairQueue(name),
@@ -48,24 +110,31 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 		// that follows it.
 		layout.ReadTimeoutsPrefix(name) + ":",
 	}
-	rdb, done := derive.Deadlines(rdb)
-	defer done()
 	reply, err := core.Eval(ctx, rdb, scripts.InspectRead(), keys, MaxReadLeases)
 	if err != nil {
-		return nil, fmt.Errorf("inspect: reading %q: %w", name, err)
+		return nil, nil, fmt.Errorf("inspect: reading %q: %w", name, err)
 	}
-	l, err := decode(name, reply)
+	l, raw, err := decode(name, reply)
 	if err != nil {
-		return nil, fmt.Errorf("inspect: reading %q: unexpected reply %v: %w", name, reply, err)
+		return nil, nil, fmt.Errorf("inspect: reading %q: unexpected reply %v: %w", name, reply, err)
 	}
-	return l, nil
+	return l, raw, nil
 }
 
-// decode builds a Lock from inspect_read.lua's reply.
-func decode(name string, reply any) (*Lock, error) {
+// rawLock is what decode leaves for setRecord, which needs the
+// synchronizers' state too.
+type rawLock struct {
+	typ    string
+	fields []string
+	leases map[string][]TTL
+}
+
+// decode builds a Lock from inspect_read.lua's reply, but for its
+// record (rawLock).
+func decode(name string, reply any) (*Lock, *rawLock, error) {
 	r, ok := reply.([]any)
 	if !ok || len(r) != 9 {
-		return nil, errReply
+		return nil, nil, errReply
 	}
 	kind, _ := r[0].(string)
 	pttl, _ := r[1].(int64)
@@ -76,13 +145,14 @@ func decode(name string, reply any) (*Lock, error) {
 	now, err5 := strs(r[8])
 	leases, err6 := readLeases(r[3])
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(now) != 2 {
-		return nil, errReply
+		return nil, nil, errReply
 	}
 	l := &Lock{
 		Name:    name,
+		Kind:    KindNone,
 		TTL:     ttl(pttl),
 		Holders: []Holder{},
 		Queue:   []Queued{},
@@ -94,33 +164,35 @@ func decode(name string, reply any) (*Lock, error) {
 	if token, ok := r[7].(string); ok {
 		l.Token, _ = strconv.ParseInt(token, 10, 64)
 	}
-	l.setRecord(kind, fields, leases)
 	l.setQueue(queue, deadlines)
 	for i := 0; i+1 < len(waiters); i += 2 {
 		field, fenced := strings.CutPrefix(waiters[i], "f:")
 		l.Waiters = append(l.Waiters, Waiter{Ident: ident(field), Fenced: fenced, Since: micros(waiters[i+1])})
 	}
-	return l, nil
+	return l, &rawLock{typ: kind, fields: fields, leases: leases}, nil
 }
 
 var errReply = errors.New("not the script's shape")
 
-// setRecord reads the lock key: its type and, for a hash, its fields
-// (flat, field then value) and a read/write lock's read leases.
-func (l *Lock) setRecord(kind string, fields []string, leases map[string][]TTL) {
-	switch kind {
-	case "none":
-		l.Kind = KindNone
+// setRecord sets the kind of the record at the name (recordRules) and,
+// for a lock, its holders and a read/write lock's mode and read leases.
+func (l *Lock) setRecord(s *shape, leases map[string][]TTL) {
+	l.Kind = kindOf(s)
+	switch l.Kind {
+	case KindLock, KindRWLock:
+	case KindGroup:
+		l.setGroupHolders(s.fields)
 		return
-	case "hash":
+	case KindOther:
+		l.Type = s.typ
+		return
 	default:
-		l.Kind, l.Type = KindOther, kind
 		return
 	}
-	l.Kind = KindLock
+	fields := s.fields
 	for i := 0; i+1 < len(fields); i += 2 {
 		if fields[i] == "mode" {
-			l.Kind, l.Mode = KindRWLock, fields[i+1]
+			l.Mode = fields[i+1]
 		}
 	}
 	for i := 0; i+1 < len(fields); i += 2 {
@@ -148,6 +220,41 @@ func (l *Lock) setRecord(kind string, fields []string, leases map[string][]TTL) 
 		}
 		return cmp.Compare(a.Field, b.Field)
 	})
+}
+
+// setGroupHolders reads a group lock's holders from its fields: a
+// value's holder holds it while the value's expire_time (epoch ms, the
+// holders' clocks) is ahead of the server's time; a value whose holder's
+// expiry passed is free, whatever its fields still say.
+func (l *Lock) setGroupHolders(fields []string) {
+	m := make(map[string]string, len(fields)/2)
+	for i := 0; i+1 < len(fields); i += 2 {
+		m[fields[i]] = fields[i+1]
+	}
+	now := l.ServerTime.UnixMilli()
+	byOwner := map[string]*Holder{}
+	for f, owner := range m {
+		if !ownerField(owner) {
+			continue
+		}
+		expiry, err := strconv.ParseInt(m[f+":"+owner+":expire_time"], 10, 64)
+		if err != nil || expiry <= now {
+			continue
+		}
+		h := byOwner[owner]
+		if h == nil {
+			h = &Holder{Ident: ident(owner)}
+			byOwner[owner] = h
+		}
+		holds, _ := strconv.ParseInt(m[f+":"+owner+":lock_count"], 10, 64)
+		h.Holds = max(h.Holds, holds)
+		h.Values = append(h.Values, f)
+	}
+	for _, h := range byOwner {
+		slices.Sort(h.Values)
+		l.Holders = append(l.Holders, *h)
+	}
+	slices.SortFunc(l.Holders, func(a, b Holder) int { return cmp.Compare(a.Field, b.Field) })
 }
 
 // setQueue reads a fair lock's queue and its deadlines (flat, member

@@ -84,8 +84,8 @@ func TestFenced(t *testing.T) {
 	mu.Unlock(ctx)
 	// Free, the counter stays: the lock still exists for an operator.
 	l = read(t, srv.Client(t), name)
-	if l.Kind != inspect.KindNone || l.Token != 2 || !l.Exists() {
-		t.Fatalf("after unlock: %+v, want no record, token 2", l)
+	if l.Kind != inspect.KindFencing || l.Token != 2 || !l.Exists() || len(l.Holders) != 0 {
+		t.Fatalf("after unlock: %+v, want a fencing counter at 2 and no holder", l)
 	}
 }
 
@@ -262,7 +262,8 @@ func TestWaiters(t *testing.T) {
 	}
 }
 
-// TestNone reads a name with nothing in Redis, and a key that is no lock.
+// TestNone reads a name with nothing in Redis, a key that is no record
+// of relock's, and an integer that nothing tells whose.
 func TestNone(t *testing.T) {
 	raw := srv.Client(t)
 	name := redistest.Key(t)
@@ -280,11 +281,16 @@ func TestNone(t *testing.T) {
 		}
 	}
 
-	raw.Set(context.Background(), name, "3", 0)
+	raw.Set(context.Background(), name, "three", 0)
 	t.Cleanup(func() { raw.Del(context.Background(), name) })
 	l = read(t, raw, name)
 	if l.Kind != inspect.KindOther || l.Type != "string" || l.TTL != inspect.NoExpiry || len(l.Holders) != 0 || !l.Exists() {
 		t.Fatalf("Read of a string = %+v", l)
+	}
+	raw.Set(context.Background(), name, "3", 0)
+	l = read(t, raw, name)
+	if l.Kind != inspect.KindCount || l.Count == nil || *l.Count != 3 || l.Type != "" {
+		t.Fatalf("Read of an integer = %+v, want a count of 3", l)
 	}
 }
 

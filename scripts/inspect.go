@@ -18,3 +18,13 @@ var inspectRead = redis.NewScript(inspectReadSrc)
 // lock type's keys at once, and writes nothing: package inspect's view for
 // operators.
 func InspectRead() *redis.Script { return inspectRead }
+
+//go:embed inspect_sync.lua
+var inspectSyncSrc string
+
+var inspectSync = redis.NewScript(inspectSyncSrc)
+
+// InspectSync returns the script that reads the synchronizers kept under
+// one name (semaphore, expirable permits, latch, election) and writes
+// nothing: package inspect's view for operators.
+func InspectSync() *redis.Script { return inspectSync }

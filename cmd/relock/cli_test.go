@@ -43,7 +43,7 @@ func TestInspect(t *testing.T) {
 	defer mu.Unlock(inner)
 
 	out := ok(t, "inspect", name)
-	if !regexp.MustCompile(`^lock +` + regexp.QuoteMeta(name) + `\nkind +lock\nttl +[0-9.]+s\n`).MatchString(out) {
+	if !regexp.MustCompile(`^name +` + regexp.QuoteMeta(name) + `\nkind +lock\nttl +[0-9.]+s\n`).MatchString(out) {
 		t.Fatalf("no name, kind and TTL in:\n%s", out)
 	}
 	holders := section(t, out, "held by:")
@@ -188,10 +188,16 @@ func TestList(t *testing.T) {
 
 	out := ok(t, "list", base+":*")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "NAME ") ||
-		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:mutex +lock +[0-9.]+s +relock \w+:\d+ x1 +0 +0$`).MatchString(lines[1]) ||
-		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:rw +rwlock \(read\) +`).MatchString(lines[2]) {
-		t.Fatalf("list %s:* =\n%s\nwant the mutex and the rwlock", base, out)
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "NAME ") ||
+		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:mutex +fencing +no expiry +- +0 +0$`).MatchString(lines[1]) ||
+		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:mutex +lock +[0-9.]+s +relock \w+:\d+ x1 +0 +0$`).MatchString(lines[2]) ||
+		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:rw +rwlock \(read\) +`).MatchString(lines[3]) ||
+		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:string +count `).MatchString(lines[4]) {
+		t.Fatalf("list %s:* =\n%s\nwant the fencing counter, the mutex, the rwlock and the count", base, out)
+	}
+	out = ok(t, "list", "-kind", "lock,rwlock", base+":*")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 {
+		t.Fatalf("list -kind lock,rwlock %s:* =\n%s\nwant the mutex and the rwlock", base, out)
 	}
 }
 
@@ -378,9 +384,16 @@ func TestErrors(t *testing.T) {
 		{[]string{"-url", "redis://" + srv.Addr + "/x", "inspect", "x"}, 2, "bad -url"},
 		{[]string{"-url", "redis://" + closed, "inspect", "x"}, 1, "cannot reach Redis at " + closed},
 		{[]string{"-cluster", closed, "list"}, 1, "cannot reach Redis at cluster " + closed},
-		{[]string{"-url", url, "inspect", "no-such-lock"}, 1, `no lock named "no-such-lock"`},
-		{[]string{"-url", url, "force-unlock", "-yes", "no-such-lock"}, 1, `no lock named "no-such-lock"`},
+		{[]string{"-url", url, "inspect", "no-such-lock"}, 3, `nothing named "no-such-lock" in Redis (see relock list`},
+		{[]string{"-url", url, "force-unlock", "-yes", "no-such-lock"}, 3, `nothing named "no-such-lock"`},
+		{[]string{"-url", url, "watch", "-count", "2", "-interval", "50ms", "no-such-lock"}, 3, `nothing named "no-such-lock"`},
 		{[]string{"-url", url, "inspect", "a{"}, 2, "invalid lock name"},
+		{[]string{"-url", url, "list", "-kind", "mutex"}, 2, `unknown kind "mutex"`},
+		{[]string{"-url", url, "list", "["}, 2, "pattern"},
+		{[]string{"-url", url, "-cert", "x.crt", "list"}, 2, "-cert and -key go together"},
+		{[]string{"-url", url, "-cacert", "/no/such/file", "list"}, 2, "-cacert"},
+		{[]string{"-url", url, "doctor", "-old", "0s"}, 2, "-old and -lease must be positive"},
+		{[]string{"-url", url, "doctor", "extra"}, 2, "usage: relock doctor"},
 		{[]string{"-url", url, "frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"-url", url}, 2, "no command given"},
 		{[]string{"-url", url, "inspect"}, 2, "usage: relock inspect"},
@@ -403,8 +416,10 @@ func TestHelp(t *testing.T) {
 			t.Fatalf("relock %v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 		for _, want := range []string{
-			"inspect NAME", "list [PATTERN]", "watch NAME", "force-unlock NAME", "help [COMMAND]",
-			"-url URL", "-sentinel addresses", "-master name", "-cluster addresses", "-user user",
+			"inspect NAME", "list [PATTERN]", "watch NAME", "force-unlock NAME [PERMIT-ID]", "doctor", "help [COMMAND]",
+			"-url host:port", "REDIS_URL", "-tls", "-cacert file", "-cert file", "-key file", "-insecure",
+			"-kind kinds", "-old duration", "-lease duration", "-state file",
+			"  3  not found", "  4  doctor found problems", "-sentinel addresses", "-master name", "-cluster addresses", "-user user",
 			"-password password", "-timeout duration", "-json", "-limit N", "-count N", "-for duration",
 			"-interval duration", "-yes", "Exit status",
 		} {

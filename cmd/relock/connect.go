@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"os"
@@ -12,8 +14,12 @@ import (
 )
 
 // defaultURL is the server relock talks to when no connection flag is
-// given.
+// given and REDIS_URL is unset.
 const defaultURL = "redis://localhost:6379"
+
+// clientName is the name every connection gives itself (CLIENT SETNAME),
+// so that CLIENT LIST tells an operator's session apart.
+const clientName = "relock-cli"
 
 // options are the command line's flags. Each command registers the ones
 // it takes; a flag given before the command and again after it takes the
@@ -23,34 +29,52 @@ type options struct {
 	user, password                 string
 	timeout                        time.Duration
 	json                           bool
+	tls, insecure                  bool
+	cacert, cert, key              string
 
 	limit    int           // list
+	kinds    string        // list
 	count    int           // watch
 	duration time.Duration // watch: -for
 	interval time.Duration // watch
 	yes      bool          // force-unlock
+	old      time.Duration // doctor
+	lease    time.Duration // doctor
+	state    string        // doctor
 }
 
 func defaults() *options {
-	return &options{timeout: 3 * time.Second, limit: 1000, interval: time.Second}
+	return &options{timeout: 3 * time.Second, limit: 1000, interval: time.Second, old: 10 * time.Minute, lease: 30 * time.Second}
 }
 
 // connFlags registers the flags every command takes, with o's current
 // values as defaults, so that a command's flag set keeps what was given
 // before the command.
 func connFlags(fs *flag.FlagSet, o *options) {
-	fs.StringVar(&o.url, "url", o.url, "the Redis server's `URL`, redis://[user:password@]host:port[/db], or\nrediss://... for TLS (default "+defaultURL+")")
+	fs.StringVar(&o.url, "url", o.url, "the Redis server, `host:port` or redis://[user:password@]host:port[/db]\n(rediss://... for TLS); default $REDIS_URL, else "+defaultURL)
 	fs.StringVar(&o.sentinel, "sentinel", o.sentinel, "Sentinel `addresses`, host:port,host:port,...; with -master")
 	fs.StringVar(&o.master, "master", o.master, "the Sentinel master's `name`, with -sentinel")
 	fs.StringVar(&o.cluster, "cluster", o.cluster, "Redis Cluster seed `addresses`, host:port,host:port,...")
 	fs.StringVar(&o.user, "user", o.user, "ACL `user` (overrides the one in -url)")
 	fs.StringVar(&o.password, "password", o.password, "`password` (overrides the one in -url; default $REDISCLI_AUTH)")
 	fs.DurationVar(&o.timeout, "timeout", o.timeout, "bound on connecting and on each Redis call")
+	fs.BoolVar(&o.tls, "tls", o.tls, "connect with TLS (implied by rediss:// and the other TLS flags)")
+	fs.StringVar(&o.cacert, "cacert", o.cacert, "`file` of PEM CA certificates to verify the server with (default: the system's)")
+	fs.StringVar(&o.cert, "cert", o.cert, "client certificate `file` (PEM), with -key")
+	fs.StringVar(&o.key, "key", o.key, "client private key `file` (PEM), with -cert")
+	fs.BoolVar(&o.insecure, "insecure", o.insecure, "do not verify the server's certificate (TLS)")
 	fs.BoolVar(&o.json, "json", o.json, "print JSON instead of tables")
 }
 
 func listFlags(fs *flag.FlagSet, o *options) {
-	fs.IntVar(&o.limit, "limit", o.limit, "list at most `N` locks (0: no limit)")
+	fs.IntVar(&o.limit, "limit", o.limit, "list at most `N` records (0: no limit)")
+	fs.StringVar(&o.kinds, "kind", o.kinds, "list only these `kinds`, comma-separated: lock, rwlock, semaphore,\npermits, latch, count, election, fencing (default: all)")
+}
+
+func doctorFlags(fs *flag.FlagSet, o *options) {
+	fs.DurationVar(&o.old, "old", o.old, "report holds and waits older than this")
+	fs.DurationVar(&o.lease, "lease", o.lease, "the lease holders renew to (their WatchdogTimeout)")
+	fs.StringVar(&o.state, "state", o.state, "`file` that keeps when each hold was first seen, from run to run\n(holds' ages are known only so)")
 }
 
 func watchFlags(fs *flag.FlagSet, o *options) {
@@ -82,43 +106,103 @@ func (o *options) check() error {
 		return usagef("-limit, -count and -for must not be negative")
 	case o.interval <= 0:
 		return usagef("-interval must be positive")
+	case o.old <= 0 || o.lease <= 0:
+		return usagef("-old and -lease must be positive")
+	case (o.cert == "") != (o.key == ""):
+		return usagef("-cert and -key go together")
 	}
 	return nil
+}
+
+// tlsConfig returns the TLS configuration the flags ask for, or nil for
+// none. A rediss:// URL's configuration (base) is kept and added to.
+func (o *options) tlsConfig(base *tls.Config) (*tls.Config, error) {
+	if base == nil && !o.tls && !o.insecure && o.cacert == "" && o.cert == "" {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if base != nil {
+		c = base.Clone()
+	}
+	c.InsecureSkipVerify = c.InsecureSkipVerify || o.insecure
+	if o.cacert != "" {
+		pem, err := os.ReadFile(o.cacert)
+		if err != nil {
+			return nil, usagef("-cacert: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, usagef("-cacert: no PEM certificate in %s", o.cacert)
+		}
+		c.RootCAs = pool
+	}
+	if o.cert != "" {
+		pair, err := tls.LoadX509KeyPair(o.cert, o.key)
+		if err != nil {
+			return nil, usagef("-cert and -key: %v", err)
+		}
+		c.Certificates = []tls.Certificate{pair}
+	}
+	return c, nil
+}
+
+// serverURL is the single server to reach: -url, else $REDIS_URL, else
+// the default; host:port is taken as redis://host:port.
+func (o *options) serverURL() string {
+	u := o.url
+	if u == "" {
+		u = os.Getenv("REDIS_URL")
+	}
+	if u == "" {
+		u = defaultURL
+	}
+	if !strings.Contains(u, "://") {
+		u = "redis://" + u
+	}
+	return u
 }
 
 // connect makes the go-redis client the flags describe and PINGs it
 // within -timeout. cluster reports a cluster client.
 func (o *options) connect(ctx context.Context) (rdb redis.UniversalClient, cluster bool, err error) {
 	password := o.password
-	if password == "" && !strings.Contains(o.url, "@") {
+	if password == "" && (o.url != "" || o.sentinel == "" && o.cluster == "") && !strings.Contains(o.serverURL(), "@") {
 		password = os.Getenv("REDISCLI_AUTH")
 	}
 	var where string
 	switch {
 	case o.sentinel != "":
+		tc, err := o.tlsConfig(nil)
+		if err != nil {
+			return nil, false, err
+		}
 		rdb = redis.NewFailoverClient(&redis.FailoverOptions{
 			MasterName: o.master, SentinelAddrs: addrs(o.sentinel),
-			Username: o.user, Password: password,
+			Username: o.user, Password: password, ClientName: clientName, TLSConfig: tc,
 			DialTimeout: o.timeout, ReadTimeout: o.timeout, WriteTimeout: o.timeout,
 			ContextTimeoutEnabled: true,
 		})
 		where = fmt.Sprintf("master %q through sentinels %s", o.master, o.sentinel)
 	case o.cluster != "":
+		tc, err := o.tlsConfig(nil)
+		if err != nil {
+			return nil, false, err
+		}
 		rdb = redis.NewClusterClient(&redis.ClusterOptions{
 			Addrs:    addrs(o.cluster),
-			Username: o.user, Password: password,
+			Username: o.user, Password: password, ClientName: clientName, TLSConfig: tc,
 			DialTimeout: o.timeout, ReadTimeout: o.timeout, WriteTimeout: o.timeout,
 			ContextTimeoutEnabled: true,
 		})
 		where, cluster = "cluster "+o.cluster, true
 	default:
-		u := o.url
-		if u == "" {
-			u = defaultURL
-		}
+		u := o.serverURL()
 		opt, err := redis.ParseURL(u)
 		if err != nil {
-			return nil, false, usagef("bad -url: %v", err)
+			return nil, false, usagef("bad -url (or $REDIS_URL) %q: %v; give host:port or redis://host:port", u, err)
+		}
+		if opt.TLSConfig, err = o.tlsConfig(opt.TLSConfig); err != nil {
+			return nil, false, err
 		}
 		if o.user != "" {
 			opt.Username = o.user
@@ -126,17 +210,21 @@ func (o *options) connect(ctx context.Context) (rdb redis.UniversalClient, clust
 		if password != "" {
 			opt.Password = password
 		}
+		opt.ClientName = clientName
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = o.timeout, o.timeout, o.timeout
 		// A command's -timeout bounds it whole, retries included.
 		opt.ContextTimeoutEnabled = true
 		rdb = redis.NewClient(opt)
 		where = opt.Addr
+		if opt.TLSConfig != nil {
+			where += " (TLS)"
+		}
 	}
 	pctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		rdb.Close()
-		return nil, false, fmt.Errorf("cannot reach Redis at %s: %w", where, err)
+		return nil, false, fmt.Errorf("cannot reach Redis at %s: %w (check the address, -user and -password, and -tls with -cacert for a TLS server)", where, err)
 	}
 	return rdb, cluster, nil
 }

@@ -1,8 +1,9 @@
-// Command relock is the operators' tool for locks in Redis: it shows who
-// holds a lock, who waits for it and its TTL, lists locks, watches one
-// change, and releases one whoever holds it. It reads and releases the
-// records of relock's lock types and of Redisson's, which share their
-// layout.
+// Command relock is the operators' tool for relock's and Redisson's
+// records in Redis: it shows who holds a lock, a permit or an election's
+// leadership, who waits, and the TTLs; lists every record with its kind;
+// watches one change; releases one whoever holds it; and diagnoses the
+// whole server (doctor). It reads the records of relock's lock types
+// and synchronizers and of Redisson's, which share their layout.
 //
 // Usage:
 //
@@ -10,29 +11,48 @@
 //
 // The commands:
 //
-//	inspect NAME       who holds lock NAME and how often, its TTL, a
-//	                   read/write lock's mode and readers, a fair lock's
-//	                   queue, relock's registered waiters, a fencing counter
-//	list [PATTERN]     the lock records whose names match PATTERN (a SCAN
-//	                   glob, default *), on every master of a cluster
+//	inspect NAME       what is under NAME: a lock's holders, TTL, mode,
+//	                   fair queue, waiters and fencing counter; a
+//	                   semaphore's or latch's count and waiters; permits
+//	                   with their leases; an election's leader, term,
+//	                   candidates and history
+//	list [PATTERN]     the records whose names match PATTERN (a SCAN
+//	                   glob, default *) with their kinds, on every master
+//	                   of a cluster; -kind filters
 //	watch NAME         NAME's state, drawn again whenever it changes, until
 //	                   interrupted (or -count draws, or -for a duration)
-//	force-unlock NAME  delete lock NAME whoever holds it and wake its
-//	                   waiters, after asking (unless -yes)
+//	force-unlock NAME [PERMIT-ID]
+//	                   release a lock or an election's leadership, or one
+//	                   permit, whoever holds it, waking the waiters and
+//	                   telling the holder's relock client, after asking
+//	                   (unless -yes)
+//	doctor             old holds and waits, leases not renewed, stale
+//	                   fair-queue entries, gone waiters, expired permits
+//	                   and deadlocks, on every master; -json for scripts
 //	help [COMMAND]     the full help, or a command's
 //
-// Redis is reached with -url redis://[user:password@]host:port[/db]
-// (rediss:// for TLS; the default is redis://localhost:6379), with
+// Redis is reached with -url host:port or redis://[user:password@]host:port[/db]
+// (rediss:// for TLS; without -url, $REDIS_URL, else localhost:6379), with
 // -sentinel host:port,... -master NAME, or with -cluster host:port,...;
-// "relock -h" lists every flag. -json prints JSON instead of tables.
+// TLS in every mode with -tls, -cacert, -cert, -key and -insecure. Every
+// connection is named relock-cli (CLIENT SETNAME). "relock -h" lists
+// every flag; docs/cli.md and docs/doctor.md show each command's output.
 //
-// relock reads a lock in one read-only script (package inspect) and
-// finds locks with SCAN, never KEYS. force-unlock runs the lock type's
-// own ForceUnlock through a relock.Client, so that waiters are woken and
-// relock holders told at once (their lock contexts cancelled), as
-// deleting the key by hand would not do.
+// relock reads a name in read-only scripts (package inspect) and finds
+// records with SCAN, never KEYS. force-unlock runs the lock type's own
+// ForceUnlock (or package permits' Release) through a relock.Client, so
+// that waiters are woken and relock holders told at once (their contexts
+// cancelled), as deleting the key by hand would not do.
 //
-// The exit status is 0 on success, 1 when the command failed (Redis
-// unreachable, no such lock, a force-unlock not confirmed) and 2 on bad
-// usage; the reason is one line on standard error.
+// The exit status:
+//
+//	0  found, done, or (doctor) nothing wrong
+//	1  the command failed (Redis unreachable or refusing, a force-unlock
+//	   not confirmed or raced)
+//	2  bad usage (an unknown command or flag, a bad name, address or file)
+//	3  not found: nothing under NAME (inspect, force-unlock), or NAME
+//	   never appeared while watched (watch; with -count N, after N reads)
+//	4  doctor found problems
+//
+// The reason, and what to try, is one line on standard error.
 package main

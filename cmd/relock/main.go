@@ -31,24 +31,48 @@ type quiet struct{}
 
 func (quiet) Printf(context.Context, string, ...any) {}
 
+// The exit statuses.
+const (
+	exitOK       = 0 // found, done, or (doctor) nothing wrong
+	exitError    = 1 // the command failed
+	exitUsage    = 2 // bad usage, an invalid name included
+	exitNotFound = 3 // nothing under the name (or it never appeared while watched)
+	exitFindings = 4 // doctor found something wrong
+)
+
 // A usageError is a mistake in the command line: exit status 2.
 type usageError struct{ error }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
-// run runs the command line args and returns the exit status: 0, 1 when
-// the command failed, 2 for bad usage (an invalid lock name included).
-// Errors go to stderr on one line.
+// A notFoundError is a name with nothing under it: exit status 3.
+type notFoundError struct{ name string }
+
+func (e notFoundError) Error() string {
+	return fmt.Sprintf("nothing named %q in Redis (see relock list for the names there)", e.name)
+}
+
+// errFindings ends a doctor run that found something: exit status 4,
+// with the findings on standard output.
+var errFindings = errors.New("doctor found problems (listed above)")
+
+// run runs the command line args and returns the exit status (exitOK,
+// ...). Errors go to stderr on one line.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	err := dispatch(ctx, args, &env{in: stdin, out: stdout, errs: stderr, opts: defaults()})
 	if err == nil {
-		return 0
+		return exitOK
 	}
 	fmt.Fprintln(stderr, "relock: "+strings.Join(strings.Fields(err.Error()), " "))
-	if errors.As(err, new(usageError)) || errors.Is(err, relock.ErrInvalidName) {
-		return 2
+	switch {
+	case errors.As(err, new(usageError)) || errors.Is(err, relock.ErrInvalidName) || errors.Is(err, relock.ErrInvalidArgument):
+		return exitUsage
+	case errors.As(err, new(notFoundError)):
+		return exitNotFound
+	case errors.Is(err, errFindings):
+		return exitFindings
 	}
-	return 1
+	return exitError
 }
 
 // env is what a command runs with.
@@ -71,16 +95,23 @@ type command struct {
 }
 
 var commands = []*command{
-	{name: "inspect", args: "NAME", min: 1, max: 1, run: inspectCmd, summary: `Show who holds lock NAME and how many times, its TTL, a read/write
-lock's mode and readers with their leases, a fair lock's queue with
-deadlines, relock's registered waiters and a fencing counter, read in
-one script.`},
-	{name: "list", args: "[PATTERN]", max: 1, flags: listFlags, run: listCmd, summary: `List the lock records whose names match PATTERN (a SCAN glob,
-default *), found with SCAN on every master of a cluster.`},
-	{name: "watch", args: "NAME", min: 1, max: 1, flags: watchFlags, run: watchCmd, summary: `Show lock NAME, and again whenever it changes (on its channels'
-messages, and every -interval), until interrupted.`},
-	{name: "force-unlock", args: "NAME", min: 1, max: 1, flags: forceFlags, run: forceCmd, summary: `Delete lock NAME whoever holds it and wake its waiters, through the
-lock type's own ForceUnlock, after asking for confirmation.`},
+	{name: "inspect", args: "NAME", min: 1, max: 1, run: inspectCmd, summary: `Show what is kept under NAME: a lock's holders and hold counts, TTL,
+read/write mode and readers with their leases, fair queue with
+deadlines, relock's registered waiters and fencing counter; a
+semaphore's or latch's count and waiters; expirable permits, each with
+its lease; an election's leader, term, candidates and history.`},
+	{name: "list", args: "[PATTERN]", max: 1, flags: listFlags, run: listCmd, summary: `List the records whose names match PATTERN (a SCAN glob, default *),
+with their kinds, found with SCAN on every master of a cluster.`},
+	{name: "watch", args: "NAME", min: 1, max: 1, flags: watchFlags, run: watchCmd, summary: `Show NAME, and again whenever it changes (on its channels' messages,
+and every -interval), until interrupted, -count drawings or -for.`},
+	{name: "force-unlock", args: "NAME [PERMIT-ID]", min: 1, max: 2, flags: forceFlags, run: forceCmd, summary: `Release NAME whoever holds it: a lock (through its type's own
+ForceUnlock, which wakes its waiters), an election's leadership, or
+with PERMIT-ID one permit of an expirable semaphore; the holders'
+relock clients are told at once. Asks for confirmation unless -yes.`},
+	{name: "doctor", args: "", flags: doctorFlags, run: doctorCmd, summary: `Scan every record (every master of a cluster) for what is wrong: holds
+and waits older than -old, leases not renewed, stale fair-queue
+entries, waiters whose client is gone, expired permits and waits-for
+cycles between owners (deadlocks). Exit status 4 when it finds any.`},
 }
 
 // dispatch parses the command line and runs the command. Flags may come
@@ -200,6 +231,7 @@ func help(out io.Writer, topic string) error {
 	}
 	b.WriteString("\nConnection and output flags:\n")
 	b.WriteString(defaultsOf(connFlags))
+	b.WriteString(exitText)
 	_, err := out.Write(b.Bytes())
 	return err
 }
@@ -226,13 +258,21 @@ Commands:
 			b.WriteString(defaultsOf(c.flags))
 		}
 	}
-	b.WriteString(`
-Exit status: 0 on success; 1 when the command failed (Redis unreachable,
-no such lock, a force-unlock not confirmed); 2 on bad usage. The reason
-is one line on standard error.
-`)
+	b.WriteString(exitText)
 	return b.String()
 }
+
+// exitText documents the exit statuses, in the full help.
+const exitText = `
+Exit status:
+  0  found, done, or (doctor) nothing wrong
+  1  the command failed: Redis unreachable or refusing, a force-unlock not
+     confirmed or raced; the reason and what to try are on standard error
+  2  bad usage: an unknown command or flag, a bad name, address or file
+  3  not found: nothing under NAME (inspect, force-unlock), or NAME never
+     appeared while watched (watch)
+  4  doctor found problems (listed on standard output)
+`
 
 // defaultsOf renders the flags that register defines.
 func defaultsOf(register func(*flag.FlagSet, *options)) string {

@@ -136,3 +136,29 @@ func section(t testing.TB, out, heading string) []string {
 	lines := strings.Split(strings.TrimSuffix(rest, "\n"), "\n")
 	return lines[1:]
 }
+
+// cliEnv runs the command with env added to its environment.
+func cliEnv(t testing.TB, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errs.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("relock %v: %v", args, err)
+	}
+	return r
+}
+
+// execCommand is the command with args, bounded by ctx.
+func execCommand(ctx context.Context, args ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, bin, args...)
+}
+
+func writeFile(path string, b []byte) error { return os.WriteFile(path, b, 0o600) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,17 +13,18 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/inspect"
 )
 
-// inspectCmd prints the state of one lock.
+// inspectCmd prints what is kept under one name.
 func inspectCmd(ctx context.Context, e *env, args []string) error {
 	l, err := e.read(ctx, args[0])
 	if err != nil {
 		return err
 	}
 	if !l.Exists() {
-		return fmt.Errorf("no lock named %q", l.Name)
+		return notFoundError{l.Name}
 	}
 	if e.opts.json {
 		return writeJSON(e.out, l, "  ")
@@ -30,33 +32,44 @@ func inspectCmd(ctx context.Context, e *env, args []string) error {
 	return writeLock(e.out, l)
 }
 
-// read reads one lock within -timeout.
+// read reads one name within -timeout.
 func (e *env) read(ctx context.Context, name string) (*inspect.Lock, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
 	defer cancel()
-	return inspect.Read(ctx, e.rdb, name)
+	l, err := inspect.Read(ctx, e.rdb, name)
+	if err != nil && !errors.Is(err, relock.ErrInvalidName) {
+		return nil, fmt.Errorf("%w (try a longer -timeout, or check the user's ACL: inspect needs EVAL, EVALSHA and PUBSUB)", err)
+	}
+	return l, err
 }
 
 // errLimit ends a list at -limit.
 var errLimit = errors.New("limit reached")
 
-// listCmd prints the locks whose names match a pattern, by name.
+// listCmd prints the records whose names match a pattern, by name.
 func listCmd(ctx context.Context, e *env, args []string) error {
 	pattern := "*"
 	if len(args) == 1 {
 		pattern = args[0]
 	}
-	var locks []*inspect.Lock
-	err := inspect.List(ctx, e.rdb, pattern, func(name string) error {
-		if e.opts.limit > 0 && len(locks) == e.opts.limit {
+	want, err := kindSet(e.opts.kinds)
+	if err != nil {
+		return err
+	}
+	var found []*inspect.Lock
+	err = inspect.Find(ctx, e.rdb, pattern, func(name string, kind inspect.Kind) error {
+		if want != nil && !want[kind] {
+			return nil
+		}
+		if e.opts.limit > 0 && len(found) == e.opts.limit {
 			return errLimit
 		}
 		l, err := e.read(ctx, name)
 		if err != nil {
 			return err
 		}
-		if l.Kind == inspect.KindLock || l.Kind == inspect.KindRWLock {
-			locks = append(locks, l) // not released since the scan saw it
+		if l.Kind == kind || kind == inspect.KindFencing && l.Token != 0 {
+			found = append(found, listed(l, kind)) // not gone since the scan saw it
 		}
 		return nil
 	})
@@ -64,19 +77,49 @@ func listCmd(ctx context.Context, e *env, args []string) error {
 	if err != nil && !limited {
 		return err
 	}
-	slices.SortFunc(locks, func(a, b *inspect.Lock) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(found, func(a, b *inspect.Lock) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), strings.Compare(string(a.Kind), string(b.Kind)))
+	})
 	if e.opts.json {
-		if locks == nil {
-			locks = []*inspect.Lock{}
+		if found == nil {
+			found = []*inspect.Lock{}
 		}
-		err = writeJSON(e.out, locks, "  ")
+		err = writeJSON(e.out, found, "  ")
 	} else {
-		err = writeList(e.out, locks)
+		err = writeList(e.out, found)
 	}
 	if err == nil && limited {
-		fmt.Fprintf(e.errs, "relock: listed the first %d locks found (-limit)\n", e.opts.limit)
+		fmt.Fprintf(e.errs, "relock: listed the first %d records found (-limit)\n", e.opts.limit)
 	}
 	return err
+}
+
+// listed is l as a line of the list of kind: a fenced lock's counter is
+// listed on a line of its own.
+func listed(l *inspect.Lock, kind inspect.Kind) *inspect.Lock {
+	if kind != inspect.KindFencing || l.Kind == inspect.KindFencing {
+		return l
+	}
+	return &inspect.Lock{Name: l.Name, Kind: kind, TTL: inspect.NoExpiry, Token: l.Token,
+		Holders: []inspect.Holder{}, Queue: []inspect.Queued{}, Waiters: []inspect.Waiter{}, ServerTime: l.ServerTime}
+}
+
+// kindSet reads -kind: nil for every kind.
+func kindSet(list string) (map[inspect.Kind]bool, error) {
+	if list == "" {
+		return nil, nil
+	}
+	set := make(map[inspect.Kind]bool)
+	for k := range strings.SplitSeq(list, ",") {
+		switch kind := inspect.Kind(strings.TrimSpace(k)); kind {
+		case inspect.KindLock, inspect.KindRWLock, inspect.KindGroup, inspect.KindSemaphore, inspect.KindPermits,
+			inspect.KindLatch, inspect.KindCount, inspect.KindElection, inspect.KindFencing:
+			set[kind] = true
+		default:
+			return nil, usagef("-kind: unknown kind %q (see relock help list)", k)
+		}
+	}
+	return set, nil
 }
 
 func writeJSON(w io.Writer, v any, indent string) error {
@@ -85,29 +128,47 @@ func writeJSON(w io.Writer, v any, indent string) error {
 	return enc.Encode(v)
 }
 
-// writeList prints one line per lock.
-func writeList(w io.Writer, locks []*inspect.Lock) error {
+// writeList prints one line per record.
+func writeList(w io.Writer, records []*inspect.Lock) error {
 	tw := table(w)
 	fmt.Fprintln(tw, "NAME\tKIND\tTTL\tHOLDERS\tQUEUED\tWAITERS")
-	for _, l := range locks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", l.Name, kind(l), l.TTL, holders(l), len(l.Queue), len(l.Waiters))
+	for _, l := range records {
+		ttl := l.TTL
+		if l.Election != nil && l.Election.Leader != nil {
+			ttl = l.Election.Leader.TTL
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", l.Name, kind(l), ttl, holders(l), len(l.Queue)+candidates(l), len(l.Waiters)+len(l.SemaphoreWaiters))
 	}
 	return tw.Flush()
 }
 
-// writeLock prints one lock: a summary, then its holders, its fair queue
-// and its registered waiters, each a table.
+func candidates(l *inspect.Lock) int {
+	if l.Election == nil {
+		return 0
+	}
+	return len(l.Election.Candidates)
+}
+
+// writeLock prints what is kept under a name: a summary, then its
+// holders, its fair queue and its registered waiters, each a table, and
+// the synchronizers' tables (writeSync).
 func writeLock(w io.Writer, l *inspect.Lock) error {
 	tw := table(w)
-	fmt.Fprintf(tw, "lock\t%s\n", l.Name)
+	fmt.Fprintf(tw, "name\t%s\n", l.Name)
 	fmt.Fprintf(tw, "kind\t%s\n", kind(l))
-	if l.Kind != inspect.KindNone {
+	if l.Kind != inspect.KindNone && l.Kind != inspect.KindElection && l.Kind != inspect.KindFencing {
 		fmt.Fprintf(tw, "ttl\t%s\n", l.TTL)
+	}
+	if l.Count != nil {
+		fmt.Fprintf(tw, "count\t%d%s\n", *l.Count, countMeaning(l.Kind))
 	}
 	if l.Token != 0 {
 		fmt.Fprintf(tw, "fencing token\t%d\n", l.Token)
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := writeSync(w, l); err != nil {
 		return err
 	}
 	if len(l.Holders) > 0 {
@@ -172,7 +233,9 @@ func kind(l *inspect.Lock) string {
 	case inspect.KindRWLock:
 		s += " (" + l.Mode + ")"
 	case inspect.KindOther:
-		s += " (a Redis " + l.Type + ", not a lock)"
+		s += " (a Redis " + l.Type + ", not relock's)"
+	case inspect.KindCount:
+		s += " (a semaphore's or a latch's, nobody waiting)"
 	}
 	if l.Fair {
 		s += ", fair"
@@ -180,9 +243,17 @@ func kind(l *inspect.Lock) string {
 	return s
 }
 
-// holders summarises who holds a lock: the library and hold count of a
-// single holder, or how many hold it.
+// holders summarises who holds a record: the library and hold count of
+// a single holder, how many hold it, how many permits are held, or an
+// election's leader.
 func holders(l *inspect.Lock) string {
+	switch {
+	case len(l.Permits) > 0:
+		return fmt.Sprintf("%d permits", len(l.Permits))
+	case l.Election != nil && l.Election.Leader != nil:
+		ld := l.Election.Leader
+		return fmt.Sprintf("%s %s:%s term %d", ld.Library, short(ld.ClientID), ld.Owner, ld.Term)
+	}
 	switch len(l.Holders) {
 	case 0:
 		return "-"

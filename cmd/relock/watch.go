@@ -14,13 +14,15 @@ import (
 	"github.com/relock-go/relock/internal/layout"
 )
 
-// watchCmd draws a lock's state, then draws it again whenever it
+// watchCmd draws a name's state, then draws it again whenever it
 // changes, until ctx ends (an interrupt), -count drawings are made, or
 // -for has passed since the first (which is always made). It reads the
-// lock when a message arrives on one of the lock's channels (a release,
-// a hand-off, a wake-up) and every -interval, and draws only when what
-// it read differs from the last drawing in more than the passing of
-// time.
+// name when a message arrives on one of its channels (a release, a
+// hand-off, a wake-up, a count published, a new leader) and every
+// -interval, and draws only when what it read differs from the last
+// drawing in more than the passing of time. A name that nothing was
+// ever under while watched is notFoundError: with -count N, the watch
+// gives up on one after N reads.
 func watchCmd(ctx context.Context, e *env, args []string) error {
 	name := args[0]
 	events, stop := subscribe(ctx, e.rdb, e.cluster, name)
@@ -28,13 +30,29 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 	tick := time.NewTicker(e.opts.interval)
 	defer tick.Stop()
 	var last string
-	for draws := 0; ; {
+	appeared := false
+	end := func() error {
+		if !appeared {
+			return notFoundError{name}
+		}
+		return nil
+	}
+	for draws, reads := 0, 0; ; reads++ {
 		l, err := e.read(ctx, name)
 		switch {
 		case ctx.Err() != nil:
-			return nil
+			return end()
 		case err != nil:
 			return err
+		}
+		appeared = appeared || l.Exists()
+		if !appeared && e.opts.count > 0 && reads+1 >= e.opts.count {
+			if shape(l) != last {
+				if err := e.draw(l); err != nil {
+					return err
+				}
+			}
+			return end()
 		}
 		if s := shape(l); s != last {
 			if err := e.draw(l); err != nil {
@@ -42,7 +60,7 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 			}
 			last = s
 			if draws++; e.opts.count > 0 && draws == e.opts.count {
-				return nil
+				return end()
 			}
 			if draws == 1 && e.opts.duration > 0 {
 				var cancel context.CancelFunc
@@ -52,7 +70,7 @@ func watchCmd(ctx context.Context, e *env, args []string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return end()
 		case <-tick.C:
 		case <-events[0]:
 		case <-events[1]:
@@ -101,19 +119,23 @@ func terminal(w any) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// subscribe listens on the lock's channels: the lock channel
+// subscribe listens on the name's channels: the lock channel
 // redisson_lock__channel:{<name>} and every channel under it (relock's
-// per-client channels, Redisson's fair waiters' own), and the read/write
-// lock's redisson_rwlock:{<name>}. On a cluster that has sharded pub/sub,
-// where relock and Redisson publish with SPUBLISH, it also listens on
-// the two channels with SSUBSCRIBE (sharded pub/sub has no patterns:
-// per-client channels are then seen only through the -interval reads).
+// per-client channels, Redisson's fair waiters' own), the read/write
+// lock's redisson_rwlock:{<name>}, the semaphores' redisson_sc:{<name>}
+// and relock's relock_sc:{<name>}:* under it, the latch's and the
+// election's. On a cluster that has sharded pub/sub, where relock and
+// Redisson publish with SPUBLISH, it also listens on the shared channels
+// with SSUBSCRIBE (sharded pub/sub has no patterns: per-client channels
+// are then seen only through the -interval reads; the latch channel of a
+// name with a hash tag is in a slot of its own, which SSUBSCRIBE with
+// the others cannot reach, and is left out).
 // stop closes the subscriptions; go-redis owns the goroutines that feed
 // the returned channels and ends them on close.
 func subscribe(ctx context.Context, rdb redis.UniversalClient, cluster bool, name string) (events [2]<-chan *redis.Message, stop func()) {
-	lock, rw := layout.LockChannel(name), layout.RWLockChannel(name)
-	global := rdb.PSubscribe(ctx, escapeGlob(lock)+":*")
-	if err := global.Subscribe(ctx, lock, rw); err != nil {
+	shared := []string{layout.LockChannel(name), layout.RWLockChannel(name), layout.SemaphoreChannel(name), layout.ElectionChannel(name)}
+	global := rdb.PSubscribe(ctx, escapeGlob(layout.LockChannel(name))+":*", escapeGlob(layout.SemaphoreClientChannels(name))+":*")
+	if err := global.Subscribe(ctx, append(shared, layout.LatchChannel(name))...); err != nil {
 		global.Close()
 		return events, func() {}
 	}
@@ -121,7 +143,10 @@ func subscribe(ctx context.Context, rdb redis.UniversalClient, cluster bool, nam
 	if !cluster || rdb.PubSubShardNumSub(ctx).Err() != nil {
 		return events, func() { global.Close() }
 	}
-	sharded := rdb.SSubscribe(ctx, lock, rw)
+	if !strings.Contains(name, "{") {
+		shared = append(shared, layout.LatchChannel(name))
+	}
+	sharded := rdb.SSubscribe(ctx, shared...)
 	events[1] = sharded.Channel()
 	return events, func() { global.Close(); sharded.Close() }
 }

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/relock-go/relock/inspect"
+)
+
+// doctorCmd runs inspect.Doctor over every record and prints its
+// findings, one a line (or the report in JSON), and returns errFindings
+// when there are any: exit status 4, for cron checks. With -state it
+// keeps when each hold was first seen in a file, from run to run, which
+// is how a hold's age is known.
+func doctorCmd(ctx context.Context, e *env, _ []string) error {
+	seen, err := loadSeen(e.opts.state)
+	if err != nil {
+		return err
+	}
+	r, err := inspect.Doctor(ctx, e.rdb, &inspect.DoctorOptions{Old: e.opts.old, Lease: e.opts.lease, Seen: seen})
+	if err != nil {
+		return fmt.Errorf("%w (try a longer -timeout, or check the user's ACL: doctor needs SCAN, TYPE, HSCAN, GET, EXISTS, EVAL, EVALSHA and PUBSUB)", err)
+	}
+	if e.opts.state != "" {
+		if err := saveSeen(e.opts.state, r.Seen); err != nil {
+			return err
+		}
+	}
+	if e.opts.json {
+		err = writeJSON(e.out, r, "  ")
+	} else {
+		err = writeReport(e.out, r)
+	}
+	switch {
+	case err != nil:
+		return err
+	case len(r.Findings) > 0:
+		return errFindings
+	}
+	return nil
+}
+
+func writeReport(w io.Writer, r *inspect.Report) error {
+	if len(r.Findings) == 0 {
+		_, err := fmt.Fprintf(w, "no problems found in %d records\n", r.Records)
+		return err
+	}
+	tw := table(w)
+	fmt.Fprintln(tw, "PROBLEM\tNAME\tKIND\tDETAIL")
+	for _, f := range r.Findings {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", f.Problem, f.Name, f.Kind, f.Detail)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%d problems in %d records\n", len(r.Findings), r.Records)
+	return err
+}
+
+// loadSeen reads -state: none yet is no error.
+func loadSeen(path string) (map[string]time.Time, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading -state: %w", err)
+	}
+	var seen map[string]time.Time
+	if err := json.Unmarshal(b, &seen); err != nil {
+		return nil, fmt.Errorf("reading -state %s: %w (remove the file to start afresh)", path, err)
+	}
+	return seen, nil
+}
+
+// saveSeen writes -state through a temporary file, so that a run cut
+// short leaves the last one's.
+func saveSeen(path string, seen map[string]time.Time) error {
+	b, err := json.Marshal(seen)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("writing -state: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing -state: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock/inspect"
+	"github.com/relock-go/relock/permits"
+)
+
+// forcePermit releases one permit of an expirable semaphore by id,
+// through package permits' Release, which wakes the semaphore's waiters.
+// Redis does not record which client holds a permit, so every listening
+// relock client is told the semaphore's name on its channel
+// (relock_client:{<id>}), as a force-unlock tells a lock's holders: the
+// one holding the permit renews it at once, finds it gone and cancels
+// the permit's context, rather than at its next renewal.
+func (e *env) forcePermit(ctx context.Context, l *inspect.Lock, id string) error {
+	id = strings.ToLower(id)
+	held := false
+	for _, p := range l.Permits {
+		held = held || p.ID == id
+	}
+	if !held {
+		return fmt.Errorf("expirable semaphore %q holds no permit %s: nothing changed (relock inspect %s lists its permits)", l.Name, id, l.Name)
+	}
+	if !e.opts.yes {
+		ok, err := e.confirm(fmt.Sprintf("Release permit %s of %q? Its holder loses it at once.", id, l.Name))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("release of permit %s of %q not confirmed: nothing changed (-yes skips the question)", id, l.Name)
+		}
+	}
+	rc, err := e.relockClient()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	defer cancel()
+	released, err := permits.New(rc, l.Name, nil).TryRelease(ctx, id)
+	switch {
+	case err != nil:
+		return fmt.Errorf("force-unlock of permit %s of %q: %w (try again; relock inspect %s shows its state)", id, l.Name, err, l.Name)
+	case !released:
+		return fmt.Errorf("permit %s of %q was released or expired before force-unlock reached it: nothing changed", id, l.Name)
+	}
+	told, err := e.tellClients(ctx, l.Name)
+	if err != nil {
+		fmt.Fprintf(e.errs, "relock: released the permit, but could not tell relock's clients (%v): its holder learns at its next renewal\n", err)
+	}
+	_, err = fmt.Fprintf(e.out, "force-unlocked permit %s of %s (permits); told %d relock clients\n", id, l.Name, told)
+	return err
+}
+
+// tellClients publishes name on the channel of every relock client that
+// listens on its own (PUBSUB CHANNELS, and SHARDCHANNELS on a cluster's
+// masters), with PUBLISH or SPUBLISH as the client listens, and returns
+// how many channels it told.
+func (e *env) tellClients(ctx context.Context, name string) (int, error) {
+	const pattern = "relock_client:*"
+	global, err := e.rdb.PubSubChannels(ctx, pattern).Result()
+	if err != nil {
+		return 0, err
+	}
+	var sharded []string
+	if cc, ok := e.rdb.(*redis.ClusterClient); ok {
+		var mu sync.Mutex // guards seen: ForEachMaster calls in parallel
+		seen := map[string]bool{}
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+			chs, err := node.PubSubShardChannels(ctx, pattern).Result()
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range chs {
+				seen[c] = true
+			}
+			return err
+		})
+		if err != nil {
+			return 0, err
+		}
+		for c := range seen {
+			sharded = append(sharded, c)
+		}
+	}
+	_, err = e.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for _, c := range global {
+			pipe.Publish(ctx, c, name)
+		}
+		for _, c := range sharded {
+			pipe.SPublish(ctx, c, name)
+		}
+		return nil
+	})
+	return len(global) + len(sharded), err
+}

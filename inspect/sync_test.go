@@ -1,0 +1,256 @@
+package inspect_test
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/election"
+	"github.com/relock-go/relock/inspect"
+	"github.com/relock-go/relock/internal/testing/redistest"
+	"github.com/relock-go/relock/latch"
+	"github.com/relock-go/relock/permits"
+	"github.com/relock-go/relock/semaphore"
+)
+
+// background runs f in a goroutine until it returns or t ends: t's
+// cleanup cancels its context and waits for it.
+func background(t testing.TB, f func(ctx context.Context)) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { f(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// redissonPermit adds a permit as Redisson's tryAcquire(lease) does: the
+// count decremented, a random 16-byte id scored with its expiry in epoch
+// ms. It returns the id in hex.
+func redissonPermit(t testing.TB, raw *redis.Client, name string, expiry time.Time) string {
+	t.Helper()
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	bg := context.Background()
+	raw.DecrBy(bg, name, 1)
+	if err := raw.ZAdd(bg, "{"+name+"}:timeout", redis.Z{Score: float64(expiry.UnixMilli()), Member: string(id[:])}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(id[:])
+}
+
+// TestPermits reads an expirable semaphore with a relock permit and a
+// Redisson one, each with its lease, and a relock waiter.
+func TestPermits(t *testing.T) {
+	bg := context.Background()
+	raw := srv.Client(t)
+	name := redistest.Key(t)
+	t.Cleanup(func() { raw.Del(bg, name, "{"+name+"}:timeout") })
+	sem := permits.New(newClient(t, srv), name, nil)
+	if _, err := sem.TrySetPermits(bg, 2); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sem.Acquire(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Release(bg) })
+	foreign := redissonPermit(t, raw, name, time.Now().Add(time.Hour))
+	waiterClient := newClient(t, srv)
+	waiter := permits.New(waiterClient, name, nil)
+	background(t, func(ctx context.Context) {
+		if p, err := waiter.Acquire(ctx); err == nil {
+			p.Release(bg)
+		}
+	})
+	eventually(t, "a registered waiter", func() bool { return len(read(t, raw, name).SemaphoreWaiters) == 1 })
+
+	l := read(t, raw, name)
+	if l.Kind != inspect.KindPermits || l.Count == nil || *l.Count != 0 || len(l.Permits) != 2 {
+		t.Fatalf("Read = %+v, want permits with 0 available and 2 held", l)
+	}
+	ids := []string{l.Permits[0].ID, l.Permits[1].ID}
+	if !slices.Contains(ids, p.ID()) || !slices.Contains(ids, foreign) {
+		t.Fatalf("permits %v, want %s and %s", ids, p.ID(), foreign)
+	}
+	within(t, "the relock permit's lease", time.Duration(l.Permits[0].TTL), 20*time.Second, 30*time.Second)
+	within(t, "the Redisson permit's lease", time.Duration(l.Permits[1].TTL), 59*time.Minute, time.Hour)
+	w := l.SemaphoreWaiters[0]
+	if w.ClientID != waiterClient.ID() || w.Permits != 1 || !strings.HasPrefix(w.Tag, "p") || w.Since.IsZero() {
+		t.Fatalf("waiter %+v, want client %s waiting for one permit since some time", w, waiterClient.ID())
+	}
+}
+
+// TestSemaphoreAndLatch tells a semaphore's count from a latch's by who
+// waits on them, and shows a count nobody waits on as KindCount.
+func TestSemaphoreAndLatch(t *testing.T) {
+	bg := context.Background()
+	raw := srv.Client(t)
+	rc := newClient(t, srv)
+	semName, latchName := redistest.Key(t), redistest.Key(t)
+	t.Cleanup(func() { raw.Del(bg, semName, latchName) })
+
+	sem := semaphore.New(rc, semName, nil)
+	if _, err := sem.TrySetPermits(bg, 0); err != nil {
+		t.Fatal(err)
+	}
+	if l := read(t, raw, semName); l.Kind != inspect.KindCount || *l.Count != 0 {
+		t.Fatalf("an idle semaphore = %+v, want a count of 0", l)
+	}
+	background(t, func(ctx context.Context) {
+		if sem.Acquire(ctx, 2) == nil {
+			sem.Release(bg, 2)
+		}
+	})
+	eventually(t, "a semaphore waiter", func() bool { return read(t, raw, semName).Kind == inspect.KindSemaphore })
+	l := read(t, raw, semName)
+	if len(l.SemaphoreWaiters) != 1 || l.SemaphoreWaiters[0].Permits != 2 || l.SemaphoreWaiters[0].ClientID != rc.ID() {
+		t.Fatalf("semaphore waiters %+v, want client %s waiting for 2", l.SemaphoreWaiters, rc.ID())
+	}
+
+	done := latch.New(rc, latchName, nil)
+	if _, err := done.TrySetCount(bg, 3); err != nil {
+		t.Fatal(err)
+	}
+	background(t, func(ctx context.Context) { _ = done.Await(ctx) })
+	eventually(t, "a latch awaiter", func() bool { return read(t, raw, latchName).Kind == inspect.KindLatch })
+	if l := read(t, raw, latchName); *l.Count != 3 {
+		t.Fatalf("latch = %+v, want a count of 3", l)
+	}
+}
+
+// TestElection reads an election's leader, term, candidates and history.
+func TestElection(t *testing.T) {
+	bg := context.Background()
+	raw := srv.Client(t)
+	name := redistest.Key(t)
+	t.Cleanup(func() {
+		raw.Del(bg, "relock_election_term:{"+name+"}", "relock_election_log:{"+name+"}", "relock_election_leader:{"+name+"}")
+	})
+	first := election.New(newClient(t, srv), name, nil)
+	lead, err := first.Campaign(bg, "host-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Resign(lead); err != nil {
+		t.Fatal(err)
+	}
+	leaderClient := newClient(t, srv)
+	second := election.New(leaderClient, name, nil)
+	lead, err = second.Campaign(bg, "host-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { second.Resign(lead) })
+	if err := second.Proclaim(lead, "host-b2"); err != nil {
+		t.Fatal(err)
+	}
+	candidate := election.New(newClient(t, srv), name, nil)
+	background(t, func(ctx context.Context) {
+		if lead, err := candidate.Campaign(ctx, "host-c"); err == nil {
+			candidate.Resign(lead)
+		}
+	})
+	eventually(t, "a candidate queued", func() bool {
+		e := read(t, raw, name).Election
+		return e != nil && len(e.Candidates) == 1
+	})
+
+	l := read(t, raw, name)
+	e := l.Election
+	if l.Kind != inspect.KindElection || e.Term != 2 || e.Leader == nil {
+		t.Fatalf("Read = %+v, election %+v, want an election at term 2 with a leader", l, e)
+	}
+	if e.Leader.ClientID != leaderClient.ID() || e.Leader.Value != "host-b2" || e.Leader.Term != 2 || e.Leader.Since.IsZero() || e.Leader.TTL <= 0 {
+		t.Fatalf("leader %+v, want client %s, host-b2, term 2, elected at some time, a lease", e.Leader, leaderClient.ID())
+	}
+	var terms []int64
+	var values []string
+	for _, c := range e.History {
+		terms, values = append(terms, c.Term), append(values, c.Value)
+	}
+	if !slices.Equal(terms, []int64{2, 2, 1}) || !slices.Equal(values, []string{"host-b2", "host-b", "host-a"}) {
+		t.Fatalf("history terms %v values %v, want the proclamation, the second election, the first", terms, values)
+	}
+	if !e.Leader.Since.Equal(e.History[1].At) {
+		t.Fatalf("leader since %v, want its election's time %v", e.Leader.Since, e.History[1].At)
+	}
+}
+
+// TestFind finds every kind of record, each under its own name, on a
+// server of its own.
+func TestFind(t *testing.T) {
+	s := redistest.Start(t)
+	s.RequireReal(t)
+	raw := s.Client(t)
+	bg := context.Background()
+	rc := newClient(t, s)
+
+	raw.HSet(bg, "orders:1", "b6b0f2a4-4d1e-4c3e-9a37-54d5a4e1c9a1:1", 1)
+	raw.HSet(bg, "catalog", "mode", "read", "b6b0f2a4-4d1e-4c3e-9a37-54d5a4e1c9a1:1", 1)
+	raw.Set(bg, "redisson_lock_token:{orders:2}", 7, 0)
+	raw.Set(bg, "hits", 12, 0)
+	raw.Set(bg, "jobs:done", "not a count", 0)
+	sem := permits.New(rc, "exports", nil)
+	if _, err := sem.TrySetPermits(bg, 1); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sem.Acquire(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Release(bg) })
+	e := election.New(rc, "nightly", nil)
+	lead, err := e.Campaign(bg, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Resign(lead) })
+
+	type found struct {
+		name string
+		kind inspect.Kind
+	}
+	var got []found
+	err = inspect.Find(bg, raw, "", func(name string, kind inspect.Kind) error {
+		got = append(got, found{name, kind})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(got, func(a, b found) int {
+		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(string(a.kind), string(b.kind)))
+	})
+	want := []found{
+		{"catalog", inspect.KindRWLock}, {"exports", inspect.KindPermits}, {"hits", inspect.KindCount},
+		{"nightly", inspect.KindElection}, {"orders:1", inspect.KindLock}, {"orders:2", inspect.KindFencing},
+		{"relock_election:{nightly}", inspect.KindLock},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Find = %v, want %v", got, want)
+	}
+	var names []string
+	if err := inspect.Find(bg, raw, "orders:*", func(name string, _ inspect.Kind) error {
+		names = append(names, name)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"orders:1", "orders:2"}) {
+		t.Fatalf("Find(orders:*) = %v, want orders:1 and the fencing counter of orders:2", names)
+	}
+	if err := inspect.Find(bg, raw, "[", func(string, inspect.Kind) error { return nil }); !errors.Is(err, relock.ErrInvalidArgument) {
+		t.Fatalf("Find with a bad pattern = %v, want ErrInvalidArgument", err)
+	}
+}
