@@ -18,25 +18,27 @@ import (
 type recorder struct {
 	mu       sync.Mutex // guards the rest
 	starts   []observe.Lock
+	ops      []observe.Op
 	acquires []observe.Acquire
 	unlocks  []error
 	holds    []observe.HoldEnd
 	rounds   []observe.Round
 }
 
-func (r *recorder) StartAcquire(_ context.Context, l observe.Lock) func(observe.Acquire) {
+func (r *recorder) StartAcquire(ctx context.Context, l observe.Lock, op observe.Op) (context.Context, func(observe.Acquire)) {
 	r.mu.Lock()
 	r.starts = append(r.starts, l)
+	r.ops = append(r.ops, op)
 	r.mu.Unlock()
-	return func(a observe.Acquire) {
+	return ctx, func(a observe.Acquire) {
 		r.mu.Lock()
 		r.acquires = append(r.acquires, a)
 		r.mu.Unlock()
 	}
 }
 
-func (r *recorder) StartUnlock(context.Context, observe.Lock) func(error) {
-	return func(err error) {
+func (r *recorder) StartUnlock(ctx context.Context, _ observe.Lock, _ observe.Op) (context.Context, func(error)) {
+	return ctx, func(err error) {
 		r.mu.Lock()
 		r.unlocks = append(r.unlocks, err)
 		r.mu.Unlock()
@@ -61,6 +63,7 @@ func (r *recorder) snapshot() recorder {
 	defer r.mu.Unlock()
 	return recorder{
 		starts:   append([]observe.Lock(nil), r.starts...),
+		ops:      append([]observe.Op(nil), r.ops...),
 		acquires: append([]observe.Acquire(nil), r.acquires...),
 		unlocks:  append([]error(nil), r.unlocks...),
 		holds:    append([]observe.HoldEnd(nil), r.holds...),
@@ -125,6 +128,9 @@ func TestObserver(t *testing.T) {
 	s := rec.snapshot()
 	if len(s.starts) != 2 || s.starts[0] != (observe.Lock{Kind: "reentrant", Name: name}) {
 		t.Fatalf("acquire starts %+v", s.starts)
+	}
+	if !slices.Equal(s.ops, []observe.Op{observe.OpTryLock, observe.OpLock}) {
+		t.Fatalf("acquire ops %v, want TryLock then Lock", s.ops)
 	}
 	if len(s.acquires) != 2 {
 		t.Fatalf("acquire ends %+v", s.acquires)

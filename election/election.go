@@ -13,6 +13,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/fairlock"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -100,6 +101,7 @@ func New(rc *relock.Client, name string, opts *Options) *Election {
 	}
 	lock := layout.ElectionLock(name)
 	e.mu.Init(rc, lock, 0, o.WaitTimeout)
+	e.mu.ObserveAs("election", observe.OpCampaign, observe.OpTryCampaign)
 	e.keys = []string{
 		lock,
 		layout.ElectionLeader(name),

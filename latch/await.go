@@ -10,6 +10,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/wait"
+	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
 )
 
@@ -49,13 +50,18 @@ func (l *Latch) await(ctx context.Context, bound time.Duration) (bool, error) {
 	}
 	v, since := enter(l.c, l.name)
 	defer v.leave()
-	err := wait.Acquire(ctx, wait.Spec{
+	op := observe.OpAwait
+	if bound >= 0 {
+		op = observe.OpTryAwait
+	}
+	octx, done := l.c.StartAcquire(ctx, "latch", op, l.name)
+	err := wait.Acquire(octx, wait.Spec{
 		Hub:      l.c.Hub(),
 		Channel:  l.channel,
 		Wake:     pubsub.WakeAll,
 		Acquirer: &awaiter{l: l, v: v, since: since, once: bound == 0},
 		Wait:     bound,
-		Done:     l.c.StartAcquire(ctx, "latch", l.name),
+		Done:     done,
 	})
 	switch {
 	case err == nil:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/observe"
 )
 
 // A MultiLock holds all of its member locks or none. It is cheap to
@@ -127,28 +128,35 @@ func (ml *MultiLock) lock(ctx context.Context, bound time.Duration) (lctx contex
 	if ml.err != nil {
 		return nil, ml.err
 	}
+	ctx, owner := core.EnsureOwner(ctx)
 	// The first member's client, if it is one of relock's locks, tells
 	// its Observer of the MultiLock's acquires; each member reports its
-	// own too.
+	// own too, under the Observer's context (octx: their spans are the
+	// MultiLock's children). The MultiLock's context derives from ctx.
+	octx := ctx
 	if c, ok := ml.members[0].(interface{ Client() *relock.Client }); ok {
-		if observed := core.Of(c.Client()).StartAcquire(ctx, "multilock", ml.Name()); observed != nil {
+		op := observe.OpLock
+		if bound >= 0 {
+			op = observe.OpTryLock
+		}
+		var observed func(error, int)
+		if octx, observed = core.Of(c.Client()).StartAcquire(ctx, "multilock", op, ml.Name()); observed != nil {
 			defer func() { observed(err, len(ml.members)) }()
 		}
 	}
-	ctx, owner := core.EnsureOwner(ctx)
 	deadline := time.Now().Add(bound)
 	taken := make([]context.Context, 0, len(ml.members))
 	for i, m := range ml.members {
 		var mctx context.Context
 		var err error
 		if bound < 0 {
-			mctx, err = m.Lock(ctx)
+			mctx, err = m.Lock(octx)
 		} else {
-			mctx, err = m.TryLock(ctx, max(0, time.Until(deadline)))
+			mctx, err = m.TryLock(octx, max(0, time.Until(deadline)))
 		}
 		if err != nil {
 			err = fmt.Errorf("multilock: lock %q: member %q: %w", ml.name, m.Name(), err)
-			if rerr := ml.release(ctx, ml.members[:i]); rerr != nil {
+			if rerr := ml.release(octx, ml.members[:i]); rerr != nil {
 				err = fmt.Errorf("%w (and releasing the members taken: %w)", err, rerr)
 			}
 			return nil, err

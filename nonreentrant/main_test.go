@@ -6,7 +6,6 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/nonreentrant"
 )
 
 // srv is the redis-server shared by the package's tests; each test uses
@@ -23,7 +22,7 @@ func newClient(t testing.TB, opts *relock.Options) *relock.Client {
 }
 
 // lockT locks mu or fails the test.
-func lockT(t testing.TB, mu *nonreentrant.Mutex, ctx context.Context) context.Context {
+func lockT(t testing.TB, mu relock.Locker, ctx context.Context) context.Context {
 	t.Helper()
 	lctx, err := mu.Lock(ctx)
 	if err != nil {
@@ -33,7 +32,7 @@ func lockT(t testing.TB, mu *nonreentrant.Mutex, ctx context.Context) context.Co
 }
 
 // unlockT unlocks mu or fails the test.
-func unlockT(t testing.TB, mu *nonreentrant.Mutex, ctx context.Context) {
+func unlockT(t testing.TB, mu relock.Locker, ctx context.Context) {
 	t.Helper()
 	if err := mu.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock(%s): %v", mu.Name(), err)

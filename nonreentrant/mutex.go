@@ -104,16 +104,10 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 	return m.lock(ctx, wait)
 }
 
-// lock refuses an owner that holds the lock on this client without a
-// round trip; the acquire script refuses one that holds it in Redis only
-// (a grant another call of the owner is about to take, or a hold whose
-// local record went with a lost reply).
+// lock refuses an owner that holds the lock (hashlock.Lock.RefuseHolder).
 func (m *Mutex) lock(ctx context.Context, bound time.Duration) (context.Context, error) {
-	if err := m.l.Check(ctx); err != nil {
+	if err := m.l.RefuseHolder(ctx); err != nil {
 		return nil, err
-	}
-	if key, ok := m.l.Key(ctx); ok && m.l.C.Holding(key) {
-		return nil, fmt.Errorf("nonreentrant: lock %q: %w", m.l.Name, relock.ErrNotReentrant)
 	}
 	return m.l.Lock(ctx, bound)
 }

@@ -2,25 +2,19 @@ package nonreentrant
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/scripts"
 )
 
-// reacquire is the error Redisson's non-reentrant acquire, and ours,
-// replies to an owner that holds the lock.
-const reacquire = "NON_REENTRANT_REACQUIRE"
-
 // Acquire runs the acquire script once. Its replies: 1 (acquired),
-// {PTTL, foreign}, or the error reacquire, which refuses the wait. A
+// {PTTL, foreign}, or the error hashlock.Reacquire, which refuses the
+// wait. A
 // listening waiter registers (hashlock.Join); one whose owner holds
 // nothing on this client takes a grant it finds (hashlock.Queued); a Try
 // leaves nothing behind. A try by such an owner (hashlock.Claim) is sent
@@ -33,11 +27,10 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode)
 		mode = hashlock.Try
 	}
 	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg())
-	var rerr redis.Error
-	switch {
-	case errors.As(err, &rerr) && strings.Contains(rerr.Error(), reacquire):
-		return hashlock.Result{Refused: fmt.Errorf("owner holds the lock: %w", relock.ErrNotReentrant)}, nil
-	case err != nil || core.OneReply(reply):
+	if r, ok := hashlock.Reentry(err); ok {
+		return r, nil
+	}
+	if err != nil || core.OneReply(reply) {
 		return hashlock.Result{Acquired: err == nil}, err
 	}
 	r, ok := reply.([]any)

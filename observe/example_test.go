@@ -17,9 +17,9 @@ import (
 // hold ended. Embedding Base leaves the other events alone.
 type printer struct{ observe.Base }
 
-func (printer) StartAcquire(_ context.Context, l observe.Lock) func(observe.Acquire) {
-	return func(a observe.Acquire) {
-		fmt.Printf("%s %q: %v after %d attempt(s)\n", l.Kind, l.Name, a.Outcome, a.Attempts)
+func (printer) StartAcquire(ctx context.Context, l observe.Lock, op observe.Op) (context.Context, func(observe.Acquire)) {
+	return ctx, func(a observe.Acquire) {
+		fmt.Printf("%s %s %q: %v after %d attempt(s)\n", l.Kind, op, l.Name, a.Outcome, a.Attempts)
 	}
 }
 
@@ -56,7 +56,7 @@ func Example() {
 	}
 	fmt.Println("holds after Unlock:", rc.Stats().Holds)
 	// Output:
-	// reentrant "orders:42": acquired after 1 attempt(s)
+	// reentrant Lock "orders:42": acquired after 1 attempt(s)
 	// holds while locked: 1
 	// reentrant "orders:42": hold ended, cause <nil>
 	// holds after Unlock: 0

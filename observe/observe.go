@@ -22,14 +22,19 @@ import (
 // only some of the methods.
 type Observer interface {
 	// StartAcquire is called as an acquire begins: a Lock, TryLock,
-	// semaphore Acquire, latch Await or election Campaign. The func it
-	// returns, unless nil, is called once as the acquire ends. ctx is
-	// the caller's.
-	StartAcquire(ctx context.Context, l Lock) func(Acquire)
-	// StartUnlock is called as an Unlock (or a semaphore Release) begins;
-	// the func it returns, unless nil, is called once with its error as
-	// it ends.
-	StartUnlock(ctx context.Context, l Lock) func(error)
+	// semaphore Acquire, latch Await or election Campaign, op telling
+	// which. ctx is the caller's. The context it returns, ctx or a
+	// context derived from it (carrying a span, say), is the one the
+	// acquire's Redis commands run under, so that a traced Redis client
+	// records them as its children; the lock's own context derives from
+	// ctx, not from it. The func it returns, unless nil, is called once
+	// as the acquire ends.
+	StartAcquire(ctx context.Context, l Lock, op Op) (context.Context, func(Acquire))
+	// StartUnlock is called as an Unlock (or a semaphore Release)
+	// begins. The context it returns is, as StartAcquire's, the one the
+	// unlock's Redis commands run under; the func it returns, unless nil,
+	// is called once with the unlock's error as it ends.
+	StartUnlock(ctx context.Context, l Lock, op Op) (context.Context, func(error))
 	// HoldEnded is called when an owner's last hold on a lock ends,
 	// after the hold's contexts were cancelled (a lost lease is told to
 	// the holder first).
@@ -39,11 +44,30 @@ type Observer interface {
 	WatchdogRound(Round)
 }
 
+// An Op is the method an acquire or an unlock was called as. Lock
+// types share the names: a read lock's RLock is a Lock of kind
+// "rwlock", a MultiLock's TryLock a TryLock of kind "multilock".
+type Op string
+
+// The operations.
+const (
+	OpLock        Op = "Lock"        // waits until held or ctx ends
+	OpTryLock     Op = "TryLock"     // waits at most a bound
+	OpAcquire     Op = "Acquire"     // a semaphore's or permits' permit
+	OpTryAcquire  Op = "TryAcquire"  // a permit, waiting at most a bound
+	OpAwait       Op = "Await"       // a latch's opening
+	OpTryAwait    Op = "TryAwait"    // a latch's opening, waiting at most a bound
+	OpCampaign    Op = "Campaign"    // an election's leadership
+	OpTryCampaign Op = "TryCampaign" // a leadership, waiting at most a bound
+	OpUnlock      Op = "Unlock"      // a lock's Unlock (RUnlock too), an election's Resign
+	OpRelease     Op = "Release"     // a semaphore's or permits' Release
+)
+
 // Lock names what an event is about.
 type Lock struct {
 	// Kind is the lock's package: "reentrant", "fair", "rwlock",
-	// "spinlock", "nonreentrant", "semaphore", "latch", "permits",
-	// "multilock", "redlock".
+	// "spinlock", "nonreentrant", "grouplock", "semaphore", "latch",
+	// "permits", "multilock", "redlock", "election".
 	Kind string
 	// Name is the lock's name: its Redis key.
 	Name string
@@ -124,11 +148,15 @@ type Stats struct {
 // Base implements Observer with methods that do nothing, for embedding.
 type Base struct{}
 
-// StartAcquire returns nil.
-func (Base) StartAcquire(context.Context, Lock) func(Acquire) { return nil }
+// StartAcquire returns ctx and nil.
+func (Base) StartAcquire(ctx context.Context, _ Lock, _ Op) (context.Context, func(Acquire)) {
+	return ctx, nil
+}
 
-// StartUnlock returns nil.
-func (Base) StartUnlock(context.Context, Lock) func(error) { return nil }
+// StartUnlock returns ctx and nil.
+func (Base) StartUnlock(ctx context.Context, _ Lock, _ Op) (context.Context, func(error)) {
+	return ctx, nil
+}
 
 // HoldEnded does nothing.
 func (Base) HoldEnded(HoldEnd) {}

@@ -1,10 +1,10 @@
 // Package relockotel turns what a relock Client tells its Observer into
-// OpenTelemetry metrics and spans, and its Stats into gauges. It is a
-// module of its own, github.com/relock-go/relock/otel, so that programs
-// that do not use OpenTelemetry never download it.
+// OpenTelemetry metrics and spans, and its Stats into up-down counters.
+// It is a module of its own, github.com/relock-go/relock/otel, so that
+// programs that do not use OpenTelemetry never download it.
 //
 // Wire it with relock.Options.Observer, and Watch each Client whose
-// Stats should be gauges:
+// Stats should be counted:
 //
 //	obs, err := relockotel.New(&relockotel.Options{MeterProvider: mp, TracerProvider: tp})
 //	rc, err := relock.New(rdb, &relock.Options{Observer: obs})
@@ -13,16 +13,20 @@
 //
 // # Metrics
 //
-// Durations are in seconds. Every instrument that concerns one lock has
-// the attribute relock.lock.kind (the lock's package: "reentrant",
-// "fair", ...), and relock.lock.name only with Options.LockNameAttribute.
+// The instrumentation scope is the module path with Version. Durations
+// are in seconds. Every instrument that concerns one lock has the
+// attribute relock.lock.kind (the lock's package: "reentrant", "fair",
+// ..., "election"), and relock.lock.name only with
+// Options.LockNameAttribute.
 //
-//   - relock.acquire.duration (histogram, s): from the call of a Lock,
-//     TryLock, semaphore Acquire, latch Await or election Campaign to its
-//     end, with relock.acquire.outcome: "acquired", "not_acquired" (the
-//     wait bound ran out or the caller's context ended), "closed" (the
-//     Client closed) or "failed" (Redis answered with an error or could not
-//     be reached, or the input was bad).
+//   - relock.acquire.duration (histogram, s): from the call of an
+//     acquire to its end, with relock.operation.name (the method: Lock,
+//     TryLock, Acquire, TryAcquire, Await, TryAwait, Campaign,
+//     TryCampaign) and relock.acquire.outcome: "acquired",
+//     "not_acquired" (the wait bound ran out or the caller's context
+//     ended), "closed" (the Client closed) or "failed" (Redis answered
+//     with an error or could not be reached, or the input was bad). A
+//     failed acquire also has error.type (see Spans).
 //   - relock.hold.duration (histogram, s): from an owner's first acquire
 //     of a lock to the end of its last hold, with relock.hold.end_cause:
 //     "unlock", "lost" (the lease was lost or ran out: the lock may be
@@ -39,21 +43,30 @@
 //     renewed or tried to; relock.watchdog.renewal.failures (counter,
 //     {renewal}) those of them that got no answer (the watchdog retries
 //     them soon). Neither has attributes: a round renews every kind.
-//   - relock.holds ({hold}), relock.waiters ({waiter}) and
-//     relock.subscriptions ({channel}) (observable gauges): the sums of
-//     Stats over the watched Clients, without attributes.
+//   - relock.hold.count ({hold}), relock.waiter.count ({waiter}) and
+//     relock.subscription.count ({channel}) (observable up-down
+//     counters): the sums of Stats over the watched Clients, without
+//     attributes.
 //
 // # Spans
 //
-// "relock.Lock" spans an acquire (of any kind, semaphores and latches
-// included) and "relock.Unlock" an unlock, each a child of the span in the
-// caller's context, with the attributes relock.lock.kind and
-// relock.lock.name. A relock.Lock span also has relock.acquire.outcome
-// and relock.acquire.attempts (the scripts the acquire ran). Its status is
-// Error, with the error recorded, only when the outcome is "failed": a
+// Each acquire and unlock is a span named after its operation:
+// "relock.Lock", "relock.TryLock", "relock.Acquire", "relock.Await",
+// "relock.Campaign", ..., "relock.Unlock" and "relock.Release", a child
+// of the span in the caller's context, with the attributes
+// relock.lock.kind, relock.lock.name and relock.operation.name. The
+// context the Observer gives back to relock carries the span, so the
+// lock's own Redis commands are its children when the go-redis client
+// is traced (redisotel). An acquire's span also has
+// relock.acquire.outcome and relock.acquire.attempts (the scripts the
+// acquire ran). Its status is Error only when the outcome is "failed": a
 // TryLock that gives up or an acquire ended by Close is an expected end.
-// A relock.Unlock span's status is Error when the unlock failed, as an
-// unlock by an owner that holds no hold does.
+// An unlock's span is an Error when the unlock failed, as an unlock by an
+// owner that holds no hold does. A failed span has the error recorded
+// and error.type: the relock error it matches ("invalid_argument",
+// "not_held", "upgrade", "not_reentrant", "lock_lost", "closed"), else
+// "timeout", "canceled", "redis_error" (Redis answered with an error),
+// "network", or "_OTHER".
 //
 // # Cardinality
 //

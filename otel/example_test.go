@@ -46,7 +46,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer rc.Close()
-	stop, err := obs.Watch(rc) // gauges of rc.Stats()
+	stop, err := obs.Watch(rc) // counts of rc.Stats()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func Example() {
 			for _, p := range data.DataPoints {
 				lines = append(lines, fmt.Sprintf("%s (%s) {%s} count %d", m.Name, m.Unit, p.Attributes.Encoded(attribute.DefaultEncoder()), p.Count))
 			}
-		case metricdata.Gauge[int64]:
+		case metricdata.Sum[int64]:
 			lines = append(lines, fmt.Sprintf("%s (%s) %d", m.Name, m.Unit, data.DataPoints[0].Value))
 		}
 	}
@@ -82,11 +82,11 @@ func Example() {
 		fmt.Printf("span %s {%s}\n", s.Name(), attrs.Encoded(attribute.DefaultEncoder()))
 	}
 	// Output:
-	// relock.acquire.duration (s) {relock.acquire.outcome=acquired,relock.lock.kind=reentrant} count 1
+	// relock.acquire.duration (s) {relock.acquire.outcome=acquired,relock.lock.kind=reentrant,relock.operation.name=Lock} count 1
+	// relock.hold.count ({hold}) 0
 	// relock.hold.duration (s) {relock.hold.end_cause=unlock,relock.lock.kind=reentrant} count 1
-	// relock.holds ({hold}) 0
-	// relock.subscriptions ({channel}) 0
-	// relock.waiters ({waiter}) 0
-	// span relock.Lock {relock.acquire.attempts=1,relock.acquire.outcome=acquired,relock.lock.kind=reentrant,relock.lock.name=orders:42}
-	// span relock.Unlock {relock.lock.kind=reentrant,relock.lock.name=orders:42}
+	// relock.subscription.count ({channel}) 0
+	// relock.waiter.count ({waiter}) 0
+	// span relock.Lock {relock.acquire.attempts=1,relock.acquire.outcome=acquired,relock.lock.kind=reentrant,relock.lock.name=orders:42,relock.operation.name=Lock}
+	// span relock.Unlock {relock.lock.kind=reentrant,relock.lock.name=orders:42,relock.operation.name=Unlock}
 }

@@ -2,12 +2,15 @@ module github.com/relock-go/relock/otel
 
 go 1.26.0
 
+// Built in this repository against the main module beside it. A replace
+// binds only this module's own builds: a consumer gets the version
+// required below, which RELEASING.md keeps equal to this module's.
 replace github.com/relock-go/relock => ../
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/redis/go-redis/v9 v9.23.0
-	github.com/relock-go/relock v0.0.0-00010101000000-000000000000
+	github.com/relock-go/relock v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"github.com/relock-go/relock"
@@ -138,26 +141,25 @@ func histogram(t *testing.T, ms map[string]metricdata.Aggregation, name string, 
 	return zero, false
 }
 
-// points returns the data points of the int64 counter or gauge name.
+// points returns the data points of the int64 counter or up-down
+// counter name: which one it is, the test names.
 func points(t *testing.T, ms map[string]metricdata.Aggregation, name string) []metricdata.DataPoint[int64] {
 	t.Helper()
 	switch data := ms[name].(type) {
 	case nil:
 		return nil
 	case metricdata.Sum[int64]:
-		if !data.IsMonotonic {
-			t.Fatalf("%s is not monotonic", name)
+		if data.IsMonotonic != !strings.HasSuffix(name, ".count") {
+			t.Fatalf("%s: monotonic %v, want a counter, or an up-down counter named *.count", name, data.IsMonotonic)
 		}
 		return data.DataPoints
-	case metricdata.Gauge[int64]:
-		return data.DataPoints
 	default:
-		t.Fatalf("%s is a %T, want an int64 counter or gauge", name, data)
+		t.Fatalf("%s is a %T, want an int64 sum", name, data)
 		return nil
 	}
 }
 
-// value returns the value of the int64 counter or gauge name at the
+// value returns the value of the int64 counter or up-down counter name at the
 // data point whose attributes are exactly attrs.
 func value(t *testing.T, ms map[string]metricdata.Aggregation, name string, attrs ...attribute.KeyValue) (int64, bool) {
 	t.Helper()
@@ -189,6 +191,45 @@ func attr(s sdktrace.ReadOnlySpan, key attribute.Key) attribute.Value {
 		}
 	}
 	return attribute.Value{}
+}
+
+// commands is a go-redis hook that counts the commands run under each
+// span.
+type commands struct {
+	mu    sync.Mutex // guards spans
+	spans map[trace.SpanID]int
+}
+
+func (c *commands) record(ctx context.Context, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.spans == nil {
+		c.spans = make(map[trace.SpanID]int)
+	}
+	c.spans[trace.SpanContextFromContext(ctx).SpanID()] += n
+}
+
+// under returns the commands run under the span id.
+func (c *commands) under(id trace.SpanID) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.spans[id]
+}
+
+func (c *commands) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c *commands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.record(ctx, 1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.record(ctx, len(cmds))
+		return next(ctx, cmds)
+	}
 }
 
 // eventually waits until cond holds, failing t after waitLimit.

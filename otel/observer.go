@@ -7,19 +7,15 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/relock-go/relock/observe"
 )
 
-// scope is the instrumentation scope of the meter and the tracer.
+// scope is the instrumentation scope of the meter and the tracer: the
+// module's path; its version is Version.
 const scope = "github.com/relock-go/relock/otel"
-
-// The span names.
-const (
-	lockSpan   = "relock.Lock"
-	unlockSpan = "relock.Unlock"
-)
 
 // Options configure an Observer. A nil *Options and zero fields mean the
 // defaults documented on each field.
@@ -45,6 +41,8 @@ type Observer struct {
 	meter  metric.Meter
 	names  bool     // Options.LockNameAttribute
 	kinds  sync.Map // lock kind -> *kindAttrs (attrs.go)
+	// acquires: opKind -> *acquireAttrs (attrs.go)
+	acquires sync.Map
 
 	acquireDuration metric.Float64Histogram
 	holdDuration    metric.Float64Histogram
@@ -54,7 +52,9 @@ type Observer struct {
 	renewals        metric.Int64Counter
 	renewalFailures metric.Int64Counter
 
-	gauges // watch.go
+	spans sync.Map // observe.Op -> span name, "relock." + op
+
+	counts // watch.go
 }
 
 // Bucket boundaries, in seconds. An uncontended acquire takes a few
@@ -81,8 +81,9 @@ func New(opts *Options) (*Observer, error) {
 	if o.TracerProvider == nil {
 		o.TracerProvider = otel.GetTracerProvider()
 	}
-	m := o.MeterProvider.Meter(scope)
-	obs := &Observer{tracer: o.TracerProvider.Tracer(scope), meter: m, names: o.LockNameAttribute}
+	m := o.MeterProvider.Meter(scope, metric.WithInstrumentationVersion(Version), metric.WithSchemaURL(semconv.SchemaURL))
+	tracer := o.TracerProvider.Tracer(scope, trace.WithInstrumentationVersion(Version), trace.WithSchemaURL(semconv.SchemaURL))
+	obs := &Observer{tracer: tracer, meter: m, names: o.LockNameAttribute}
 	var err error
 	histogram := func(dst *metric.Float64Histogram, name, desc string, buckets []float64) {
 		if err == nil {
@@ -94,9 +95,9 @@ func New(opts *Options) (*Observer, error) {
 			*dst, err = m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		}
 	}
-	gauge := func(dst *metric.Int64ObservableGauge, name, unit, desc string) {
+	updown := func(dst *metric.Int64ObservableUpDownCounter, name, unit, desc string) {
 		if err == nil {
-			*dst, err = m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+			*dst, err = m.Int64ObservableUpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
 		}
 	}
 	histogram(&obs.acquireDuration, "relock.acquire.duration", "Time from the call of an acquire to its end.", acquireBuckets)
@@ -106,49 +107,70 @@ func New(opts *Options) (*Observer, error) {
 	histogram(&obs.roundDuration, "relock.watchdog.round.duration", "Time from sending a watchdog renewal round to its answers.", roundBuckets)
 	counter(&obs.renewals, "relock.watchdog.renewals", "{renewal}", "Leases the watchdog renewed or tried to.")
 	counter(&obs.renewalFailures, "relock.watchdog.renewal.failures", "{renewal}", "Lease renewals that got no answer.")
-	gauge(&obs.holds, "relock.holds", "{hold}", "Owners' holds on locks, one per owner and lock, in the watched clients.")
-	gauge(&obs.waiters, "relock.waiters", "{waiter}", "Acquires waiting on the watched clients' subscriptions.")
-	gauge(&obs.subscriptions, "relock.subscriptions", "{channel}", "Channels the watched clients are subscribed to, for waiters or lingering.")
+	updown(&obs.holds, "relock.hold.count", "{hold}", "Owners' holds on locks, one per owner and lock, in the watched clients.")
+	updown(&obs.waiters, "relock.waiter.count", "{waiter}", "Acquires waiting on the watched clients' subscriptions.")
+	updown(&obs.subscriptions, "relock.subscription.count", "{channel}", "Channels the watched clients are subscribed to, for waiters or lingering.")
 	if err != nil {
 		return nil, err
 	}
 	return obs, nil
 }
 
-// StartAcquire starts a relock.Lock span, a child of ctx's span, and
-// returns the func that records the acquire's duration and ends the span.
-func (o *Observer) StartAcquire(ctx context.Context, l observe.Lock) func(observe.Acquire) {
-	ctx, span := o.tracer.Start(ctx, lockSpan, trace.WithAttributes(kindKey.String(l.Kind), nameKey.String(l.Name)))
-	return func(a observe.Acquire) {
+// StartAcquire starts a span named after op ("relock.Lock",
+// "relock.Acquire", ...), a child of ctx's span, and returns ctx with
+// that span, for the acquire's Redis commands, and the func that records
+// the acquire's duration and ends the span.
+func (o *Observer) StartAcquire(ctx context.Context, l observe.Lock, op observe.Op) (context.Context, func(observe.Acquire)) {
+	ctx, span := o.tracer.Start(ctx, o.spanName(op),
+		trace.WithAttributes(kindKey.String(l.Kind), nameKey.String(l.Name), opKey.String(string(op))))
+	return ctx, func(a observe.Acquire) {
 		// ctx carries the span: an exemplar of the measurement links to it.
-		o.acquireDuration.Record(ctx, a.Wait.Seconds(), o.acquireOpts(l, a.Outcome)...)
+		o.acquireDuration.Record(ctx, a.Wait.Seconds(), o.acquireOpts(l, op, a)...)
 		if span.IsRecording() {
-			span.SetAttributes(outcomeKey.String(a.Outcome.String()), attemptsKey.Int(a.Attempts))
+			span.SetAttributes(outcomeKey.String(known(a.Outcome).String()), attemptsKey.Int(a.Attempts))
 			// observe guarantees an error with Failed.
 			if known(a.Outcome) == observe.Failed {
-				span.RecordError(a.Err)
-				span.SetStatus(codes.Error, a.Err.Error())
+				fail(span, a.Err)
 			}
 		}
 		span.End()
 	}
 }
 
-// StartUnlock starts a relock.Unlock span, a child of ctx's span, and
-// returns the func that ends it, or nil when the span records nothing.
-func (o *Observer) StartUnlock(ctx context.Context, l observe.Lock) func(error) {
-	_, span := o.tracer.Start(ctx, unlockSpan, trace.WithAttributes(kindKey.String(l.Kind), nameKey.String(l.Name)))
+// StartUnlock starts a span named after op ("relock.Unlock" or
+// "relock.Release"), a child of ctx's span, and returns ctx with that
+// span and the func that ends it, or nil when the span records nothing.
+func (o *Observer) StartUnlock(ctx context.Context, l observe.Lock, op observe.Op) (context.Context, func(error)) {
+	ctx, span := o.tracer.Start(ctx, o.spanName(op),
+		trace.WithAttributes(kindKey.String(l.Kind), nameKey.String(l.Name), opKey.String(string(op))))
 	if !span.IsRecording() {
 		// Ending it would do nothing: the unlock need not call back.
-		return nil
+		return ctx, nil
 	}
-	return func(err error) {
+	return ctx, func(err error) {
 		if err != nil {
-			span.RecordError(err)
-			span.SetStatus(codes.Error, err.Error())
+			fail(span, err)
 		}
 		span.End()
 	}
+}
+
+// fail marks span failed with err, by the conventions: status Error,
+// the error recorded as an exception event, and error.type.
+func fail(span trace.Span, err error) {
+	span.SetAttributes(semconv.ErrorTypeKey.String(errorType(err)))
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
+}
+
+// spanName is "relock." + op, built once per op: the ops are a few
+// method names.
+func (o *Observer) spanName(op observe.Op) string {
+	if n, ok := o.spans.Load(op); ok {
+		return n.(string)
+	}
+	n, _ := o.spans.LoadOrStore(op, "relock."+string(op))
+	return n.(string)
 }
 
 // HoldEnded records the hold's duration and, when its lease was lost or

@@ -8,9 +8,15 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/election"
+	"github.com/relock-go/relock/latch"
+	relockotel "github.com/relock-go/relock/otel"
 	"github.com/relock-go/relock/reentrant"
+	"github.com/relock-go/relock/rwlock"
+	"github.com/relock-go/relock/semaphore"
 )
 
 // The attributes the tests expect, spelled out rather than taken from
@@ -18,22 +24,34 @@ import (
 var (
 	kindReentrant = attribute.String("relock.lock.kind", "reentrant")
 	nameKey       = attribute.Key("relock.lock.name")
+	opLock        = attribute.String("relock.operation.name", "Lock")
+	opTryLock     = attribute.String("relock.operation.name", "TryLock")
+	errorTypeKey  = attribute.Key("error.type")
 	outcomeKey    = attribute.Key("relock.acquire.outcome")
 	attemptsKey   = attribute.Key("relock.acquire.attempts")
 	causeKey      = attribute.Key("relock.hold.end_cause")
 )
 
 // TestContendedAcquire: a Lock that waits ~100 ms for a holder on
-// another client is one acquire.duration point (acquired, sum >= 0.1 s)
-// and one relock.Lock span, a child of the caller's, with the lock's
-// name, kind, attempts and outcome; a TryLock(0) that gives up is an
-// acquire "not_acquired" whose span is not an error; the Unlock is a
-// relock.Unlock span without error.
+// another client is one acquire.duration point (Lock, acquired, sum >=
+// 0.1 s) and one relock.Lock span, a child of the caller's, with the
+// lock's name, kind, operation, attempts and outcome, and the parent of
+// the lock's Redis commands; a TryLock(0) that gives up is an acquire
+// (TryLock, "not_acquired") whose relock.TryLock span is not an error;
+// the Unlock is a relock.Unlock span without error, the parent of the
+// unlock's command.
 func TestContendedAcquire(t *testing.T) {
 	e := newEnv(t, false)
 	bg := context.Background()
 	name := t.Name()
-	rc := e.observed(t, 0)
+	cmds := &commands{}
+	rdb := e.redis(t)
+	rdb.AddHook(cmds)
+	rc, err := relock.New(rdb, &relock.Options{Observer: e.obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
 	holder := reentrant.New(e.client(t, nil), name, nil)
 	hctx, err := holder.Lock(bg)
 	if err != nil {
@@ -68,11 +86,11 @@ func TestContendedAcquire(t *testing.T) {
 	parent.End()
 
 	ms := e.collect(t)
-	p, ok := histogram(t, ms, "relock.acquire.duration", kindReentrant, outcomeKey.String("acquired"))
+	p, ok := histogram(t, ms, "relock.acquire.duration", kindReentrant, opLock, outcomeKey.String("acquired"))
 	if !ok || p.Count != 1 || p.Sum < 0.1 {
 		t.Errorf("acquire.duration, acquired: count %d, sum %.3f (found %v), want count 1, sum >= 0.1", p.Count, p.Sum, ok)
 	}
-	p, ok = histogram(t, ms, "relock.acquire.duration", kindReentrant, outcomeKey.String("not_acquired"))
+	p, ok = histogram(t, ms, "relock.acquire.duration", kindReentrant, opTryLock, outcomeKey.String("not_acquired"))
 	if !ok || p.Count != 1 {
 		t.Errorf("acquire.duration, not_acquired: count %d (found %v), want 1", p.Count, ok)
 	}
@@ -81,19 +99,22 @@ func TestContendedAcquire(t *testing.T) {
 		t.Errorf("hold.duration, unlock: count %d, sum %.3f (found %v), want count 1", p.Count, p.Sum, ok)
 	}
 
-	locks := e.ended("relock.Lock")
-	if len(locks) != 2 {
-		t.Fatalf("%d relock.Lock spans, want 2", len(locks))
+	tries, locks := e.ended("relock.TryLock"), e.ended("relock.Lock")
+	if len(tries) != 1 || len(locks) != 1 {
+		t.Fatalf("%d relock.TryLock and %d relock.Lock spans, want 1 each", len(tries), len(locks))
 	}
-	for _, s := range locks {
+	try, lock := tries[0], locks[0]
+	for _, s := range []sdktrace.ReadOnlySpan{try, lock} {
 		if attr(s, nameKey).AsString() != name || attr(s, kindReentrant.Key).AsString() != "reentrant" {
 			t.Errorf("span %v: want name %q, kind reentrant", s.Attributes(), name)
 		}
 		if s.Status().Code == codes.Error {
 			t.Errorf("span %v has status %v", s.Attributes(), s.Status())
 		}
+		if op := s.Name()[len("relock."):]; attr(s, opLock.Key).AsString() != op {
+			t.Errorf("span %s: operation %v, want %s", s.Name(), attr(s, opLock.Key), op)
+		}
 	}
-	try, lock := locks[0], locks[1]
 	if got := attr(try, outcomeKey).AsString(); got != "not_acquired" {
 		t.Errorf("TryLock(0) span outcome %q, want not_acquired", got)
 	}
@@ -112,6 +133,11 @@ func TestContendedAcquire(t *testing.T) {
 	unlocks := e.ended("relock.Unlock")
 	if len(unlocks) != 1 || unlocks[0].Status().Code != codes.Unset || attr(unlocks[0], nameKey).AsString() != name {
 		t.Fatalf("relock.Unlock spans %v, want one without error", unlocks)
+	}
+	for _, s := range []sdktrace.ReadOnlySpan{try, lock, unlocks[0]} {
+		if n := cmds.under(s.SpanContext().SpanID()); n == 0 {
+			t.Errorf("no Redis command ran under the %s span", s.Name())
+		}
 	}
 }
 
@@ -134,6 +160,9 @@ func TestUnlockError(t *testing.T) {
 	}
 	if ev := s.Events(); len(ev) != 1 || ev[0].Name != "exception" {
 		t.Errorf("events %+v, want the error recorded", ev)
+	}
+	if got := attr(s, errorTypeKey).AsString(); got != "not_held" {
+		t.Errorf("error.type %q, want not_held", got)
 	}
 }
 
@@ -241,7 +270,7 @@ func TestClose(t *testing.T) {
 	if p, ok := histogram(t, ms, "relock.hold.duration", kindReentrant, causeKey.String("closed")); !ok || p.Count != 1 {
 		t.Errorf("hold.duration, closed: count %d, sum %.3f (found %v), want count 1", p.Count, p.Sum, ok)
 	}
-	if p, ok := histogram(t, ms, "relock.acquire.duration", kindReentrant, outcomeKey.String("closed")); !ok || p.Count != 1 {
+	if p, ok := histogram(t, ms, "relock.acquire.duration", kindReentrant, opLock, outcomeKey.String("closed")); !ok || p.Count != 1 {
 		t.Errorf("acquire.duration, closed: count %d, sum %.3f (found %v), want count 1", p.Count, p.Sum, ok)
 	}
 	if _, ok := value(t, ms, "relock.lease.lost", kindReentrant); ok {
@@ -269,7 +298,7 @@ func TestLockNameAttribute(t *testing.T) {
 			if err := mu.Unlock(lctx); err != nil {
 				t.Fatal(err)
 			}
-			acquired := []attribute.KeyValue{kindReentrant, outcomeKey.String("acquired")}
+			acquired := []attribute.KeyValue{kindReentrant, opLock, outcomeKey.String("acquired")}
 			unlocked := []attribute.KeyValue{kindReentrant, causeKey.String("unlock")}
 			if names {
 				acquired = append(acquired, nameKey.String(name))
@@ -286,5 +315,94 @@ func TestLockNameAttribute(t *testing.T) {
 				t.Errorf("relock.Lock spans %v, want one with the name", s)
 			}
 		})
+	}
+}
+
+// TestOperations: each kind of acquire is a span named after its
+// operation, with the kind and operation attributes, and so is a
+// semaphore's Release; the scope names the module and its Version.
+func TestOperations(t *testing.T) {
+	e := newEnv(t, false)
+	bg := context.Background()
+	rc := e.observed(t, 0)
+	sem := semaphore.New(rc, t.Name()+":sem", nil)
+	if err := sem.AddPermits(bg, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := sem.Acquire(bg, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := sem.Release(bg, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := sem.TryAcquire(bg, 2, 0); !errors.Is(err, relock.ErrNotAcquired) {
+		t.Fatalf("TryAcquire of 2 of 1 permits = %v, want ErrNotAcquired", err)
+	}
+	if err := latch.New(rc, t.Name()+":latch", nil).Await(bg); err != nil {
+		t.Fatal(err)
+	}
+	el := election.New(rc, t.Name()+":el", nil)
+	if _, err := el.Campaign(bg, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := el.Resign(bg); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ span, kind string }{
+		{"relock.Acquire", "semaphore"},
+		{"relock.Release", "semaphore"},
+		{"relock.TryAcquire", "semaphore"},
+		{"relock.Await", "latch"},
+		{"relock.Campaign", "election"},
+	} {
+		spans := e.ended(want.span)
+		if len(spans) != 1 {
+			t.Errorf("%d %s spans, want 1", len(spans), want.span)
+			continue
+		}
+		s := spans[0]
+		if got := attr(s, kindReentrant.Key).AsString(); got != want.kind {
+			t.Errorf("%s span of kind %q, want %q", want.span, got, want.kind)
+		}
+		if got := attr(s, opLock.Key).AsString(); "relock."+got != want.span {
+			t.Errorf("%s span with operation %q", want.span, got)
+		}
+		if sc := s.InstrumentationScope(); sc.Name != "github.com/relock-go/relock/otel" || sc.Version != relockotel.Version {
+			t.Errorf("%s span's scope %+v, want the module at %s", want.span, sc, relockotel.Version)
+		}
+	}
+	ms := e.collect(t)
+	p, ok := histogram(t, ms, "relock.acquire.duration", attribute.String("relock.lock.kind", "election"),
+		attribute.String("relock.operation.name", "Campaign"), outcomeKey.String("acquired"))
+	if !ok || p.Count != 1 {
+		t.Errorf("acquire.duration of the Campaign: count %d (found %v), want 1", p.Count, ok)
+	}
+}
+
+// TestFailedAcquire: an acquire that fails (a read lock's owner asking
+// for the write lock) records error.type on its span and its duration.
+func TestFailedAcquire(t *testing.T) {
+	e := newEnv(t, false)
+	bg := context.Background()
+	rw := rwlock.New(e.observed(t, 0), t.Name(), nil)
+	rctx, err := rw.RLock(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rw.RUnlock(rctx)
+	if _, err := rw.Lock(rctx); !errors.Is(err, relock.ErrUpgrade) {
+		t.Fatalf("Lock by a reader = %v, want ErrUpgrade", err)
+	}
+	kind := attribute.String("relock.lock.kind", "rwlock")
+	p, ok := histogram(t, e.collect(t), "relock.acquire.duration", kind, opLock, outcomeKey.String("failed"), errorTypeKey.String("upgrade"))
+	if !ok || p.Count != 1 {
+		t.Errorf("acquire.duration, failed upgrade: count %d (found %v), want 1", p.Count, ok)
+	}
+	spans := e.ended("relock.Lock")
+	if len(spans) != 2 {
+		t.Fatalf("%d relock.Lock spans, want 2", len(spans))
+	}
+	if s := spans[1]; s.Status().Code != codes.Error || attr(s, errorTypeKey).AsString() != "upgrade" {
+		t.Errorf("failed Lock span: status %v, error.type %q; want Error, upgrade", s.Status(), attr(s, errorTypeKey).AsString())
 	}
 }

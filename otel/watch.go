@@ -14,11 +14,14 @@ import (
 	"github.com/relock-go/relock/observe"
 )
 
-// gauges are the observable gauges of the watched clients' Stats.
+// counts are the observable up-down counters of the watched clients'
+// Stats: counts that go up and down, which add up across attributes and
+// processes, as a gauge's values do not.
 //
 // One callback observes the sums over all watched clients, once per
-// gauge: a gauge keeps the last of several observations with the same
-// attributes, and OpenTelemetry forbids such duplicates, so a callback
+// instrument: an observable instrument keeps the last of several
+// observations with the same attributes, and OpenTelemetry forbids such
+// duplicates, so a callback
 // per client would need a client attribute (a random ID, a new series at
 // every restart) to be correct. The callback is registered while at
 // least one client is watched, so that nothing is observed after the
@@ -28,8 +31,8 @@ import (
 // takes that lock; so the callback reads the clients from an atomic
 // pointer and never takes mu, which Watch and stop hold across
 // RegisterCallback and Unregister.
-type gauges struct {
-	holds, waiters, subscriptions metric.Int64ObservableGauge
+type counts struct {
+	holds, waiters, subscriptions metric.Int64ObservableUpDownCounter
 
 	mu      sync.Mutex             // guards watches and reg
 	watches map[*relock.Client]int // the Watch calls not yet stopped, per client
@@ -38,11 +41,11 @@ type gauges struct {
 	watched atomic.Pointer[[]*relock.Client] // the keys of watches, for the callback
 }
 
-// Watch makes the Observer's gauges count rc's Stats, summed with those
+// Watch makes the Observer's count instruments add rc's Stats, summed with those
 // of the other watched Clients, until the stop it returns is called. A
 // Client watched twice counts once, until both Watches are stopped. stop
 // is idempotent; its error is the MeterProvider's failure to unregister
-// the gauges' callback, after the last watched Client's stop. Watch's
+// the callback of the count instruments, after the last watched Client's stop. Watch's
 // error is a nil rc (matching relock.ErrInvalidArgument) or the
 // MeterProvider's refusal of the callback.
 func (o *Observer) Watch(rc *relock.Client) (stop func() error, err error) {
@@ -95,7 +98,7 @@ func (o *Observer) publish() {
 	o.watched.Store(&clients)
 }
 
-// observe is the gauges' callback.
+// observe is the count instruments' callback.
 func (o *Observer) observe(_ context.Context, obs metric.Observer) error {
 	clients := o.watched.Load()
 	if clients == nil {

@@ -11,9 +11,9 @@ import (
 	"github.com/relock-go/relock/reentrant"
 )
 
-// gauges returns the values of the three gauges, failing t if one has
-// another data point than a single one without attributes.
-func gauges(t *testing.T, ms map[string]metricdata.Aggregation) (holds, waiters, subscriptions int64) {
+// counts returns the values of the three up-down counters, failing t if
+// one has another data point than a single one without attributes.
+func counts(t *testing.T, ms map[string]metricdata.Aggregation) (holds, waiters, subscriptions int64) {
 	t.Helper()
 	get := func(name string) int64 {
 		t.Helper()
@@ -23,10 +23,10 @@ func gauges(t *testing.T, ms map[string]metricdata.Aggregation) (holds, waiters,
 		}
 		return ps[0].Value
 	}
-	return get("relock.holds"), get("relock.waiters"), get("relock.subscriptions")
+	return get("relock.hold.count"), get("relock.waiter.count"), get("relock.subscription.count")
 }
 
-// TestWatch: the gauges count a watched client's waiter and its
+// TestWatch: the up-down counters count a watched client's waiter and its
 // subscription, then its hold; they sum two watched clients; after the
 // last stop they are not observed.
 func TestWatch(t *testing.T) {
@@ -56,7 +56,7 @@ func TestWatch(t *testing.T) {
 		got <- lctx
 	}()
 	eventually(t, "the Lock waits", func() bool { return rc.Stats().Waiters == 1 })
-	holds, waiters, subs := gauges(t, e.collect(t))
+	holds, waiters, subs := counts(t, e.collect(t))
 	if holds != 0 || waiters != 1 || subs < 1 {
 		t.Errorf("while waiting: holds %d, waiters %d, subscriptions %d; want 0, 1, >= 1", holds, waiters, subs)
 	}
@@ -67,7 +67,7 @@ func TestWatch(t *testing.T) {
 	if lctx == nil {
 		t.FailNow()
 	}
-	holds, waiters, _ = gauges(t, e.collect(t))
+	holds, waiters, _ = counts(t, e.collect(t))
 	if holds != 1 || waiters != 0 {
 		t.Errorf("while holding: holds %d, waiters %d; want 1, 0", holds, waiters)
 	}
@@ -89,7 +89,7 @@ func TestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer mu2.Unlock(hctx2)
-	if holds, _, _ = gauges(t, e.collect(t)); holds != 2 {
+	if holds, _, _ = counts(t, e.collect(t)); holds != 2 {
 		t.Errorf("two clients holding one lock each: holds %d, want 2", holds)
 	}
 	if err := stop2(); err != nil {
@@ -98,13 +98,13 @@ func TestWatch(t *testing.T) {
 	if err := stop2(); err != nil {
 		t.Fatalf("second call of a stop: %v", err)
 	}
-	if holds, _, _ = gauges(t, e.collect(t)); holds != 2 {
+	if holds, _, _ = counts(t, e.collect(t)); holds != 2 {
 		t.Errorf("one of the two Watches of a client stopped: holds %d, want 2", holds)
 	}
 	if err := stop2again(); err != nil {
 		t.Fatal(err)
 	}
-	if holds, _, _ = gauges(t, e.collect(t)); holds != 1 {
+	if holds, _, _ = counts(t, e.collect(t)); holds != 1 {
 		t.Errorf("second client no longer watched: holds %d, want 1", holds)
 	}
 
@@ -112,7 +112,7 @@ func TestWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := e.collect(t)
-	for _, g := range []string{"relock.holds", "relock.waiters", "relock.subscriptions"} {
+	for _, g := range []string{"relock.hold.count", "relock.waiter.count", "relock.subscription.count"} {
 		if ps := points(t, ms, g); len(ps) != 0 {
 			t.Errorf("%s observed after the last stop: %+v", g, ps)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/wait"
+	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/watchdog"
@@ -85,11 +86,16 @@ func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, 
 		return nil, err
 	}
 	defer end()
-	a := newAttempt(s)
+	op := observe.OpAcquire
+	if bound >= 0 {
+		op = observe.OpTryAcquire
+	}
+	octx, done := s.c.StartAcquire(ctx, "permits", op, s.name)
+	a := newAttempt(s, ctx)
 	spec := wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.tag, Acquirer: a,
 		Wake: s.wake, AlsoWake: pubsub.WakeCount,
-		Wait: bound, Done: s.c.StartAcquire(ctx, "permits", s.name)}
-	if err := wait.Acquire(ctx, spec); err != nil {
+		Wait: bound, Done: done}
+	if err := wait.Acquire(octx, spec); err != nil {
 		return nil, s.errorf("acquire from", err)
 	}
 	return a.permit, nil
@@ -108,6 +114,9 @@ type attempt struct {
 	member string  // its registry member, "<client id>:<tag>:1"
 	reg    any     // its registration time, as the last reply gave it
 	permit *Permit // once acquired
+	// parent is the caller's context, which the permit's context
+	// derives from; the attempts run under the Observer's.
+	parent context.Context
 	// listened: an attempt ran listening, so the waiter may be
 	// registered, and leaves the registry when it gives up.
 	listened bool
@@ -116,9 +125,10 @@ type attempt struct {
 	watch, watching bool
 }
 
-func newAttempt(s *Semaphore) *attempt {
+// newAttempt begins an Acquire called with parent.
+func newAttempt(s *Semaphore, parent context.Context) *attempt {
 	tag := "p" + strconv.FormatUint(lastTag.Add(1), 10)
-	return &attempt{s: s, tag: tag, member: s.c.ID + ":" + tag + ":1", reg: int64(0)}
+	return &attempt{s: s, parent: parent, tag: tag, member: s.c.ID + ":" + tag + ":1", reg: int64(0)}
 }
 
 // Attempt runs the acquire script once, with a fresh permit id: an
@@ -163,7 +173,7 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		}
 		return o, nil
 	}
-	pctx, err := c.Granted(ctx, s.holdKey(id), core.Grant{
+	pctx, err := c.Granted(a.parent, s.holdKey(id), core.Grant{
 		Kind:     "permits",
 		Sent:     sent,
 		Lease:    s.lease,

@@ -9,6 +9,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/scripts"
 )
@@ -212,7 +213,8 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 		return false, err
 	}
 	defer end()
-	if observed := s.c.StartUnlock(ctx, "permits", s.name); observed != nil {
+	octx, observed := s.c.StartUnlock(ctx, "permits", observe.OpRelease, s.name)
+	if observed != nil {
 		defer func() { observed(err) }()
 	}
 	// The release runs by ctx's deadline, or within core.Grace when ctx
@@ -221,7 +223,7 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 	// removes the id from the set adds it to the count).
 	key := s.holdKey(p)
 	var reply any
-	err = s.c.Settle(ctx, key, func(ctx context.Context) error {
+	err = s.c.Settle(octx, key, func(ctx context.Context) error {
 		var err error
 		reply, err = core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease(), s.keys, s.c.PublishArg(), p.raw)
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -190,12 +191,19 @@ func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (lctx context.
 	if rl.err != nil {
 		return nil, rl.err
 	}
-	// The first client's Observer is told of the RedLock's acquires.
+	ctx, owner := core.EnsureOwner(ctx)
+	// The first client's Observer is told of the RedLock's acquires:
+	// the rounds run under its context (octx), the lock context derives
+	// from ctx.
 	rounds := 0
-	if observed := rl.nodes[0].StartAcquire(ctx, "redlock", rl.name); observed != nil {
+	op := observe.OpLock
+	if bound >= 0 {
+		op = observe.OpTryLock
+	}
+	octx, observed := rl.nodes[0].StartAcquire(ctx, "redlock", op, rl.name)
+	if observed != nil {
 		defer func() { observed(err, rounds) }()
 	}
-	ctx, owner := core.EnsureOwner(ctx)
 	deadline := time.Now().Add(bound)
 	var retry *time.Timer
 	var cases []reflect.SelectCase // the wait's: retry timer, ctx, every client's hub
@@ -209,7 +217,7 @@ func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (lctx context.
 		}
 		undos.Wait()
 		rounds++
-		lctx, a, err := rl.round(ctx, owner, &undos)
+		lctx, a, err := rl.round(octx, ctx, owner, &undos)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("redlock: lock %q: %w", rl.name, err)
@@ -251,8 +259,8 @@ func (rl *RedLock) waitCases(ctx context.Context, retry *time.Timer) []reflect.S
 // Close waits for a round, never for a wait between rounds. A client
 // that closed fails the round with ErrClosed, after the attempt is undone
 // on every master: nothing taken is left locked. It returns the lock
-// context, or the failed attempt.
-func (rl *RedLock) round(ctx context.Context, owner int64, undos *sync.WaitGroup) (context.Context, *attempt, error) {
+// context, derived from parent, or the failed attempt.
+func (rl *RedLock) round(ctx, parent context.Context, owner int64, undos *sync.WaitGroup) (context.Context, *attempt, error) {
 	// Every client's pub/sub mode is known first (Check): a wait for
 	// one keeps no other client's Close waiting.
 	if err := rl.checkOpen(ctx); err != nil {
@@ -271,7 +279,7 @@ func (rl *RedLock) round(ctx context.Context, owner int64, undos *sync.WaitGroup
 		err = rl.checkOpen(ctx)
 		if err == nil {
 			var lctx context.Context
-			if lctx, err = rl.granted(ctx, owner, a); err == nil {
+			if lctx, err = rl.granted(parent, owner, a); err == nil {
 				return lctx, a, nil
 			}
 		}

@@ -13,13 +13,18 @@
 --          its calls, which it takes as it is, one hold, the lease reset;
 --          "3": as "0" for such an owner, taking its field as "2"
 -- ARGV[5]  publish command: PUBLISH, or SPUBLISH for sharded pub/sub
+-- ARGV[6]  optional; "1" for a non-reentrant lock (Redisson
+--          RedissonNonReentrantFairLock): with ARGV[4] "0" or "1", a
+--          caller whose field is in the hash is refused, not counted
 --
--- Reply: 1 when the caller now holds the lock. Otherwise {turn, ms,
--- foreign}: turn 0, the lock is held and ms is its PTTL (-1: no expiry);
--- turn 1, the lock is free but an earlier waiter goes first and ms is the
--- time until that waiter may be dropped. foreign is 1 when the caller
--- joined the queue right behind a holder or waiter that is not a relock
--- client: that one wakes the caller on the caller's own channel.
+-- Reply: 1 when the caller now holds the lock; the error
+-- NON_REENTRANT_REACQUIRE, Redisson's, when ARGV[6] refuses the caller,
+-- and nothing changes. Otherwise {turn, ms, foreign}: turn 0, the lock
+-- is held and ms is its PTTL (-1: no expiry); turn 1, the lock is free
+-- but an earlier waiter goes first and ms is the time until that waiter
+-- may be dropped. foreign is 1 when the caller joined the queue right
+-- behind a holder or waiter that is not a relock client: that one wakes
+-- the caller on the caller's own channel.
 local ttl = redis.call('pttl', KEYS[1])
 local head, now
 if ttl == -2 then
@@ -43,6 +48,9 @@ if ttl == -2 then
 	end
 elseif redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	if ARGV[4] == '0' or ARGV[4] == '1' then
+		if ARGV[6] == '1' then
+			return redis.error_reply('NON_REENTRANT_REACQUIRE')
+		end
 		redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	end
 	redis.call('pexpire', KEYS[1], ARGV[1])

@@ -160,7 +160,10 @@ func Renew() *redis.Script { return renew }
 
 // FairAcquire returns the script that takes, re-enters or queues for a
 // fair lock (Redisson RFairLock). The fair lock's scripts share the KEYS
-// that fair_prelude.lua documents.
+// that fair_prelude.lua documents. With its optional ARGV[6] "1" it is
+// the acquire of the non-reentrant fair lock (Redisson
+// RedissonNonReentrantFairLock), which refuses an owner that holds it
+// already and shares every other script of the fair lock.
 func FairAcquire() *redis.Script { return fairAcquire }
 
 // FairUnlock returns the script that releases one hold of a fair lock

@@ -9,6 +9,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/wait"
+	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/scripts"
 )
@@ -117,11 +118,16 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 	}
 	defer end()
 	a := newAttempt(s, n)
+	oop := observe.OpAcquire
+	if bound >= 0 {
+		oop = observe.OpTryAcquire
+	}
+	octx, done := s.c.StartAcquire(ctx, "semaphore", oop, s.name)
 	// The waiter listens on its client's channel and, while it is the
 	// watcher, on the shared one (wait.Outcome.Also).
-	err = wait.Acquire(ctx, wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.tag, Acquirer: a,
+	err = wait.Acquire(octx, wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.tag, Acquirer: a,
 		Wake: s.wake, AlsoWake: pubsub.WakeCount,
-		Wait: bound, Done: s.c.StartAcquire(ctx, "semaphore", s.name)})
+		Wait: bound, Done: done})
 	if err != nil {
 		return s.errorf(op, err)
 	}
@@ -150,13 +156,14 @@ func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
 		return err
 	}
 	defer end()
-	if observed := s.c.StartUnlock(ctx, "semaphore", s.name); observed != nil {
+	octx, observed := s.c.StartUnlock(ctx, "semaphore", observe.OpRelease, s.name)
+	if observed != nil {
 		defer func() { observed(err) }()
 	}
 	// A release must neither be lost to ctx's deadline nor sent twice:
 	// it runs on its own context, and when ctx ends first it goes on in
 	// the background (core.Client.Outlive).
-	if _, err := s.c.Outlive(ctx, func(ctx context.Context) (any, error) { return s.release(ctx, n) }, nil); err != nil {
+	if _, err := s.c.Outlive(octx, func(ctx context.Context) (any, error) { return s.release(ctx, n) }, nil); err != nil {
 		return s.errorf("release", err)
 	}
 	return nil

@@ -8,20 +8,25 @@ import (
 	"github.com/relock-go/relock/observe"
 )
 
-// StartAcquire tells the client's Observer that an acquire of kind's
-// lock name begins. The func it returns ends it with the acquire's error
-// and the scripts it ran; it is nil, and nothing was built, when the
+// StartAcquire tells the client's Observer that an acquire (op) of
+// kind's lock name begins. It returns the context the acquire's Redis
+// commands run under (the Observer's, derived from ctx: the lock context
+// must still derive from ctx), and the func that ends the acquire with
+// its error and the scripts it ran, nil (and nothing built) when the
 // client has no Observer or the Observer wants no end.
-func (c *Client) StartAcquire(ctx context.Context, kind, name string) func(err error, attempts int) {
+func (c *Client) StartAcquire(ctx context.Context, kind string, op observe.Op, name string) (context.Context, func(err error, attempts int)) {
 	if c == nil || c.cfg.Observer == nil {
-		return nil
+		return ctx, nil
 	}
 	start := time.Now()
-	end := c.cfg.Observer.StartAcquire(ctx, observe.Lock{Kind: kind, Name: name})
-	if end == nil {
-		return nil
+	octx, end := c.cfg.Observer.StartAcquire(ctx, observe.Lock{Kind: kind, Name: name}, op)
+	if octx == nil {
+		octx = ctx
 	}
-	return func(err error, attempts int) {
+	if end == nil {
+		return octx, nil
+	}
+	return octx, func(err error, attempts int) {
 		end(observe.Acquire{Outcome: outcome(err), Wait: time.Since(start), Attempts: attempts, Err: err})
 	}
 }
@@ -39,13 +44,18 @@ func outcome(err error) observe.Outcome {
 	return observe.Failed
 }
 
-// StartUnlock tells the client's Observer that an unlock of kind's lock
-// name begins; the func it returns, nil without an Observer, ends it.
-func (c *Client) StartUnlock(ctx context.Context, kind, name string) func(error) {
+// StartUnlock tells the client's Observer that an unlock (op) of kind's
+// lock name begins. It returns the context the unlock's Redis commands
+// run under, and the func that ends it, nil without an Observer.
+func (c *Client) StartUnlock(ctx context.Context, kind string, op observe.Op, name string) (context.Context, func(error)) {
 	if c == nil || c.cfg.Observer == nil {
-		return nil
+		return ctx, nil
 	}
-	return c.cfg.Observer.StartUnlock(ctx, observe.Lock{Kind: kind, Name: name})
+	octx, end := c.cfg.Observer.StartUnlock(ctx, observe.Lock{Kind: kind, Name: name}, op)
+	if octx == nil {
+		octx = ctx
+	}
+	return octx, end
 }
 
 // Stats reports the client's holds, waiters and subscribed channels

@@ -1,7 +1,10 @@
 // Package fairlock is Redisson's fair lock (RFairLock), as package fair
 // exports it and package election campaigns with it: a reentrant lock
 // whose waiters queue, granted in arrival order. Package fair's doc
-// states its guarantees.
+// states its guarantees. In its non-reentrant mode it is Redisson's
+// RedissonNonReentrantFairLock, package nonreentrant's FairMutex: the
+// same records and scripts, but an owner's second acquire is refused
+// rather than counted.
 package fairlock
 
 import (
@@ -13,6 +16,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/scripts"
 )
 
@@ -36,6 +40,8 @@ type Mutex struct {
 	// clientChannel: "<channel prefix>:<client id>", where the client's
 	// waiters are handed the lock (Channel).
 	clientChannel string
+	// nonReentrant refuses an owner that holds the lock (InitNonReentrant).
+	nonReentrant bool
 }
 
 // ops are a Mutex's hashlock.Ops (scripts.go).
@@ -50,13 +56,33 @@ var defaultWaitArg any = core.Millis(DefaultWaitTimeout)
 // is not reported here but by every method of m. m must not be copied
 // after Init.
 func (m *Mutex) Init(rc *relock.Client, name string, lease, waitTimeout time.Duration) {
+	m.init("fair", rc, name, lease, waitTimeout)
+}
+
+// InitNonReentrant is Init for a non-reentrant fair lock, whose errors
+// name package nonreentrant: Lock and TryLock by an owner that holds it
+// fail with an error matching relock.ErrNotReentrant, and the hold stays
+// as it was.
+func (m *Mutex) InitNonReentrant(rc *relock.Client, name string, lease, waitTimeout time.Duration) {
+	m.init("nonreentrant", rc, name, lease, waitTimeout)
+	m.nonReentrant = true
+}
+
+// ObserveAs has the client's Observer told of m as a lock of kind, and
+// of its Lock and TryLock calls as op and tryOp: an election's lock is
+// "election", taken by Campaign and TryCampaign. Call it after Init.
+func (m *Mutex) ObserveAs(kind string, op, tryOp observe.Op) {
+	m.l.Kind, m.l.Op, m.l.TryOp = kind, op, tryOp
+}
+
+func (m *Mutex) init(pkg string, rc *relock.Client, name string, lease, waitTimeout time.Duration) {
 	*m = Mutex{waitArg: defaultWaitArg}
-	m.l.Init("fair", rc, name, lease)
+	m.l.Init(pkg, rc, name, lease)
 	switch {
 	case waitTimeout == 0:
 		waitTimeout = DefaultWaitTimeout
 	case waitTimeout < time.Millisecond && m.l.Err == nil:
-		m.l.Err = fmt.Errorf("fair: wait timeout %v: %w", waitTimeout, relock.ErrInvalidArgument)
+		m.l.Err = fmt.Errorf("%s: wait timeout %v: %w", pkg, waitTimeout, relock.ErrInvalidArgument)
 	}
 	if waitTimeout != DefaultWaitTimeout {
 		m.waitArg = core.Millis(waitTimeout)
@@ -87,15 +113,27 @@ func (m *Mutex) Client() *relock.Client { return m.l.Client }
 // Lock waits in the queue until ctx's owner holds the lock, or ctx ends
 // (fair.Mutex.Lock).
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
-	return m.l.Lock(ctx, -1)
+	return m.lock(ctx, -1)
 }
 
 // TryLock is Lock waiting at most wait (fair.Mutex.TryLock).
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
 	if wait < 0 {
-		return nil, fmt.Errorf("fair: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+		return nil, fmt.Errorf("%s: negative wait %v: %w", m.l.Pkg, wait, relock.ErrInvalidArgument)
 	}
-	return m.l.Lock(ctx, wait)
+	return m.lock(ctx, wait)
+}
+
+// lock acquires, waiting at most bound (negative: until ctx ends). In
+// the non-reentrant mode an owner that holds the lock is refused first
+// (hashlock.Lock.RefuseHolder).
+func (m *Mutex) lock(ctx context.Context, bound time.Duration) (context.Context, error) {
+	if m.nonReentrant {
+		if err := m.l.RefuseHolder(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return m.l.Lock(ctx, bound)
 }
 
 // Unlock releases one hold of ctx's owner (fair.Mutex.Unlock).

@@ -15,10 +15,29 @@ import (
 
 // Acquire runs the fair acquire script once. Replies: 1 (acquired),
 // {0, PTTL, foreign} (held), {1, ms, foreign} (free, but the queue head
-// goes first).
+// goes first), or in the non-reentrant mode the error hashlock.Reacquire,
+// which refuses the wait. That mode sends a try by an owner that holds
+// nothing on this client (hashlock.Claim) as a Try, as package
+// nonreentrant does: a hold of the owner's that it finds (a grant
+// another call of the owner is about to take, or a hold whose reply was
+// lost) is refused, not taken, so a refusal never leaves Redis a hold
+// ahead of the client.
 func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
-	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall,
-		o.l.LeaseArg(), f.Arg, o.waitArg, mode.Arg(), o.l.C.PublishArg())
+	var reply any
+	var err error
+	if o.nonReentrant {
+		if mode == hashlock.Claim {
+			mode = hashlock.Try
+		}
+		reply, err = o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall,
+			o.l.LeaseArg(), f.Arg, o.waitArg, mode.Arg(), o.l.C.PublishArg(), nonReentrantArg)
+		if r, ok := hashlock.Reentry(err); ok {
+			return r, nil
+		}
+	} else {
+		reply, err = o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall,
+			o.l.LeaseArg(), f.Arg, o.waitArg, mode.Arg(), o.l.C.PublishArg())
+	}
 	if err != nil || core.OneReply(reply) {
 		return hashlock.Result{Acquired: err == nil}, err
 	}
@@ -31,6 +50,10 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode)
 	foreign, _ := r[2].(int64)
 	return hashlock.Result{Sleep: time.Duration(ms) * time.Millisecond, Turn: turn == 1, Foreign: foreign == 1}, nil
 }
+
+// nonReentrantArg is fair_acquire.lua's ARGV[6] in the non-reentrant
+// mode, boxed once.
+var nonReentrantArg any = "1"
 
 // Channel is where a relock client's waiters on the lock are told of
 // grants and woken: "<prefix>:<client id>", one channel for all of the

@@ -20,6 +20,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/wait"
+	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/watchdog"
@@ -167,6 +168,12 @@ type Lock struct {
 	Pkg    string        // error prefix: the lock package's name
 	Lease  time.Duration // fixed lease; 0 means the watchdog renews
 	Ops    Ops
+	// Kind names the lock to the Observer, and Op and TryOp its Lock
+	// calls that wait until ctx ends and those bounded: Init sets Pkg,
+	// observe.OpLock and OpTryLock, and an election's lock is told as
+	// "election", with Campaign and TryCampaign.
+	Kind      string
+	Op, TryOp observe.Op
 	// Grants tells that a release may hand the lock to the waiter it
 	// wakes: a tagged wake-up "<tag>:<lease ms>" then means "you hold
 	// it", and "<tag>:0" only "try". Without it, a tagged wake-up only
@@ -200,7 +207,8 @@ type Lock struct {
 // Init validates a lock's inputs and sets l up without Ops; the caller
 // fills them in. Bad input is recorded in Err, not returned.
 func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Duration) {
-	*l = Lock{C: core.Of(rc), Client: rc, Name: name, Pkg: pkg, Lease: lease, renewKeys: [1]string{name}}
+	*l = Lock{C: core.Of(rc), Client: rc, Name: name, Pkg: pkg, Kind: pkg, Op: observe.OpLock, TryOp: observe.OpTryLock,
+		Lease: lease, renewKeys: [1]string{name}}
 	switch {
 	case l.C == nil:
 		l.Err = fmt.Errorf("%s: nil client: %w", pkg, relock.ErrInvalidArgument)
@@ -281,7 +289,12 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 	defer end()
 	ctx = core.LockOwner(ctx)
 	key, f, _ := l.owner(ctx)
-	a := &acquire{l: l, key: key, f: f, bound: bound, backoff: minTurnBackoff}
+	op := l.Op
+	if bound >= 0 {
+		op = l.TryOp
+	}
+	octx, done := l.C.StartAcquire(ctx, l.Kind, op, l.Name)
+	a := &acquire{l: l, parent: ctx, key: key, f: f, bound: bound, backoff: minTurnBackoff}
 	spec := wait.Spec{
 		Hub: l.C.Hub(),
 		// A lock's channels, its client's and Redisson's, wake as
@@ -293,7 +306,7 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 		Wait:       bound,
 		MaxSleep:   l.MaxSleep,
 		Poll:       l.Poll,
-		Done:       l.C.StartAcquire(ctx, l.Pkg, l.Name),
+		Done:       done,
 	}
 	if _, ok := l.Ops.(GiveUpper); ok {
 		spec.Acquirer = quitting{a}
@@ -301,7 +314,7 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 	if l.Poll == nil {
 		spec.Channel, spec.Tag = l.Ops.(Channeler).Channel(key.Field)
 	}
-	err = wait.Acquire(ctx, spec)
+	err = wait.Acquire(octx, spec)
 	if taken := !a.asked.IsZero(); taken != !spec.LikelyFree {
 		l.taken.Store(taken)
 	}
@@ -317,6 +330,9 @@ type acquire struct {
 	key   core.HoldKey
 	f     Field
 	bound time.Duration
+	// parent is the caller's context, which the lock context derives
+	// from; the attempts run under the Observer's (Lock's octx).
+	parent context.Context
 
 	queued  bool          // an attempt queued the owner, which holds nothing here
 	refused bool          // an attempt was refused (Result.Refused)
@@ -459,8 +475,8 @@ func (q quitting) GiveUp(ctx context.Context) error {
 // re-enters.
 func (a *acquire) take(ctx context.Context, g core.Grant) (wait.Outcome, error) {
 	l := a.l
-	g.Kind, g.Lease, g.Renewal, g.Releaser = l.Pkg, l.Lease, l.renewal(a.f), l
-	lctx, err := l.C.Granted(ctx, a.key, g)
+	g.Kind, g.Lease, g.Renewal, g.Releaser = l.Kind, l.Lease, l.renewal(a.f), l
+	lctx, err := l.C.Granted(a.parent, a.key, g)
 	switch {
 	case errors.Is(err, core.ErrHoldTaken):
 		a.queued = false
@@ -539,7 +555,8 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		return err
 	}
 	defer end()
-	if observed := l.C.StartUnlock(ctx, l.Pkg, l.Name); observed != nil {
+	octx, observed := l.C.StartUnlock(ctx, l.Kind, observe.OpUnlock, l.Name)
+	if observed != nil {
 		defer func() { observed(err) }()
 	}
 	key, f, ok := l.owner(ctx)
@@ -549,7 +566,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	// The unlock runs by ctx's deadline, or within core.Grace when ctx
 	// is done already (a lock context whose parent ended).
 	holds := l.C.Holds(key)
-	cctx, cancel := l.C.CleanupContext(ctx)
+	cctx, cancel := l.C.CleanupContext(octx)
 	// Through the acquires' client: its connections are the ones the
 	// owner's Lock used, so an Unlock given only core.Grace (its context
 	// done) rarely waits for a dial and a TLS handshake, and a reply it

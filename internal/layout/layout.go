@@ -68,8 +68,9 @@ func LockClientChannel(name, clientID string) string {
 
 // FairWaiterChannel is the channel of one waiter, owner field field
 // ("<client id>:<owner>"), of the fair lock named name,
-// "redisson_lock__channel:{<name>}:<field>": RedissonFairLock's, where a
-// release wakes a Redisson waiter at the queue's head with "0".
+// "redisson_lock__channel:{<name>}:<field>": RedissonFairLock's (and
+// RedissonNonReentrantFairLock's, which inherits it), where a release
+// wakes a Redisson waiter at the queue's head with "0".
 func FairWaiterChannel(name, field string) string {
 	return under("redisson_lock__channel", name, field)
 }
@@ -84,12 +85,13 @@ func LockToken(name string) string { return prefix("redisson_lock_token", name) 
 
 // FairQueue is the queue of waiters (a list of owner fields) of the fair
 // lock named name, "redisson_lock_queue:{<name>}": RedissonFairLock's
-// threadsQueueName.
+// threadsQueueName, which RedissonNonReentrantFairLock inherits.
 func FairQueue(name string) string { return prefix("redisson_lock_queue", name) }
 
 // FairTimeouts is the waiters' deadlines (a sorted set of owner fields)
 // of the fair lock named name, "redisson_lock_timeout:{<name>}":
-// RedissonFairLock's timeoutSetName.
+// RedissonFairLock's timeoutSetName, which RedissonNonReentrantFairLock
+// inherits.
 func FairTimeouts(name string) string { return prefix("redisson_lock_timeout", name) }
 
 // RWLockChannel is the channel of the read/write lock named name,

@@ -12,14 +12,17 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/fair"
 	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // RunFair runs the fair lock's own suite, its queue order, on srv (Run
 // checks what it shares with the other lock types with Fair).
-func RunFair(t *testing.T, srv *redistest.Server) {
-	(&env{srv: srv, k: Fair}).runAll(t, fairTests)
+func RunFair(t *testing.T, srv *redistest.Server) { RunFairKind(t, srv, Fair) }
+
+// RunFairKind is RunFair for another kind whose waiters queue as the
+// fair lock's do (NonReentrantFair).
+func RunFairKind(t *testing.T, srv *redistest.Server, k Kind) {
+	(&env{srv: srv, k: k}).runAll(t, fairTests)
 }
 
 // RunFairCluster is RunFair on the cluster c.
@@ -37,7 +40,7 @@ func fifo(t *testing.T, e *env) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	holderOwner := relock.WithNewOwner(bg)
-	holder := fair.New(e.client(t, nil), name, nil)
+	holder := e.k.New(e.client(t, nil), name, 0)
 	hctx := lockT(t, holder, holderOwner)
 
 	var (
@@ -46,7 +49,7 @@ func fifo(t *testing.T, e *env) {
 		holding atomic.Bool
 		wg      sync.WaitGroup
 	)
-	acquire := func(who int, m *fair.Mutex, ctx context.Context) {
+	acquire := func(who int, m Lock, ctx context.Context) {
 		lctx, err := m.Lock(ctx)
 		if err != nil {
 			t.Error(err)
@@ -67,7 +70,7 @@ func fifo(t *testing.T, e *env) {
 	const waiters = 10
 	for i := range waiters {
 		rc := e.client(t, nil)
-		m := fair.New(rc, name, nil)
+		m := e.k.New(rc, name, 0)
 		wg.Go(func() { acquire(i, m, bg) })
 		WaitQueued(t, raw, name, rc.ID(), i+1)
 	}

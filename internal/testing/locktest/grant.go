@@ -26,6 +26,8 @@ const (
 // round, whichever order they take it in, Redis must count the owner's
 // holds as the client does (two: both calls hold it), one Unlock must
 // leave one hold, the next free the lock, and a third find nothing held.
+// For a non-reentrant kind (Kind.Reentry) exactly one of the two calls
+// must hold the lock, the other be refused, and Redis count one hold.
 // Only kinds whose releases grant the lock (Kind.Grants) are raced.
 func sameOwnerReentryRacesGrant(t *testing.T, e *env) {
 	if !e.k.Grants {
@@ -51,19 +53,25 @@ func sameOwnerReentryRacesGrant(t *testing.T, e *env) {
 		ctx context.Context
 		err error
 	}
-	// await returns the result c delivers, failing the test after 5s.
-	await := func(what string, c <-chan result) context.Context {
+	// recv returns the result c delivers, failing the test after 5s.
+	recv := func(what string, c <-chan result) result {
 		t.Helper()
 		select {
 		case r := <-c:
-			if r.err != nil {
-				t.Fatalf("%s: %v", what, r.err)
-			}
-			return r.ctx
+			return r
 		case <-time.After(5 * time.Second):
 			t.Fatalf("%s still waits 5s after the release", what)
 		}
-		return nil
+		return result{}
+	}
+	// await is recv of a call that must hold the lock: its context.
+	await := func(what string, c <-chan result) context.Context {
+		t.Helper()
+		r := recv(what, c)
+		if r.err != nil {
+			t.Fatalf("%s: %v", what, r.err)
+		}
+		return r.ctx
 	}
 
 	start := time.Now()
@@ -92,6 +100,11 @@ func sameOwnerReentryRacesGrant(t *testing.T, e *env) {
 			}
 		}()
 		unlockT(t, holder, hctx)
+		if e.k.Reentry != nil {
+			oneRefused(t, e, mu, owner, rounds, recv("the queued Lock", waiter), recv("the re-entering TryLock", reentry))
+			e.assertNoResidue(t, name)
+			continue
+		}
 		wctx := await("the queued Lock", waiter)
 		rctx := await("the re-entering TryLock", reentry)
 
@@ -112,4 +125,30 @@ func sameOwnerReentryRacesGrant(t *testing.T, e *env) {
 		e.assertNoResidue(t, name)
 	}
 	t.Logf("%d rounds in %v", rounds, time.Since(start).Round(time.Millisecond))
+}
+
+// oneRefused checks a round of sameOwnerReentryRacesGrant for a
+// non-reentrant kind: of the queued Lock (w) and the re-entering TryLock
+// (r), one holds the lock and the other was refused; Redis counts one
+// hold, which one Unlock frees.
+func oneRefused(t *testing.T, e *env, mu Lock, owner context.Context, round int, w, r struct {
+	ctx context.Context
+	err error
+}) {
+	t.Helper()
+	held, refused := w, r
+	if w.err != nil {
+		held, refused = r, w
+	}
+	if held.err != nil || !errors.Is(refused.err, e.k.Reentry) {
+		t.Fatalf("round %d: the queued Lock = %v, the re-entering TryLock = %v; want one to hold, the other %v",
+			round, w.err, r.err, e.k.Reentry)
+	}
+	if n := holdCount(t, mu, owner); n != 1 {
+		t.Fatalf("round %d: Redis counts %d holds of the owner, want 1", round, n)
+	}
+	unlockT(t, mu, held.ctx)
+	if locked, err := mu.IsLocked(context.Background()); err != nil || locked {
+		t.Fatalf("round %d: IsLocked after the Unlock = %v, %v; want false", round, locked, err)
+	}
 }

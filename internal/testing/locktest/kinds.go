@@ -53,6 +53,16 @@ var (
 			return nonreentrant.New(rc, name, &nonreentrant.Options{Lease: lease})
 		},
 		Reentry: relock.ErrNotReentrant,
+		Grants:  true,
+	}
+
+	NonReentrantFair = Kind{
+		New: func(rc *relock.Client, name string, lease time.Duration) Lock {
+			return nonreentrant.NewFair(rc, name, &nonreentrant.FairOptions{Lease: lease})
+		},
+		Residue: FairResidue,
+		Reentry: relock.ErrNotReentrant,
+		Grants:  true,
 	}
 )
 
