@@ -61,6 +61,31 @@ type Options struct {
 	// held. Default DefaultWatchdogTimeout; at least MinWatchdogTimeout.
 	WatchdogTimeout time.Duration
 
+	// LeaseMargin is how long before a lease could run out on the
+	// server the holder's context is cancelled with ErrLockLost. With
+	// the watchdog that is when no renewal has succeeded for
+	// WatchdogTimeout less the margin since the last successful one was
+	// sent: the server applied that renewal after its send, so the
+	// context ends at least the margin before the lock can be taken by
+	// someone else. The margin is the holder's time to notice and stop,
+	// and absorbs the client's timer and scheduling delays (tens of
+	// milliseconds on a loaded machine, more in a long pause); the drift
+	// between the client's and the server's clock rates needs far less
+	// (a few parts in 10^5 of the lease). No margin covers a step of the
+	// server's wall clock, by which Redis expires keys.
+	//
+	// Zero, the default, is a tenth of WatchdogTimeout (3 s of the
+	// default) for watchdog leases, and none for fixed leases, whose
+	// context ends when the lease does, at the acquire's send time plus
+	// the lease: that is its deadline, known when Lock returns, so the
+	// caller can keep a margin of its own. A positive margin applies to
+	// every lease, fixed ones too (their deadline comes that much
+	// earlier; a fixed lease no longer than the margin returns a context
+	// cancelled at once), and must be below WatchdogTimeout/2: renewals
+	// go out every third of it, and a wider margin would end holds that
+	// a renewal, or its retries, could still save.
+	LeaseMargin time.Duration
+
 	// PubSub selects global or sharded pub/sub. Default PubSubAuto.
 	// Every client sharing a lock must use the same kind: the two never
 	// see each other's messages.
@@ -172,6 +197,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	case o.WatchdogTimeout < MinWatchdogTimeout:
 		return nil, fmt.Errorf("relock: WatchdogTimeout %v below %v: %w", o.WatchdogTimeout, MinWatchdogTimeout, ErrInvalidArgument)
 	}
+	if o.LeaseMargin < 0 || o.LeaseMargin >= o.WatchdogTimeout/2 {
+		return nil, fmt.Errorf("relock: LeaseMargin %v not in [0, WatchdogTimeout/2 = %v): %w", o.LeaseMargin, o.WatchdogTimeout/2, ErrInvalidArgument)
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -208,6 +236,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		SyncTimeout:     o.SyncTimeout,
 		Observer:        o.Observer,
 		Linger:          o.Linger,
+		LeaseMargin:     o.LeaseMargin,
 		MaxLingering:    MaxLingering,
 	})
 	return &Client{c: c}, nil

@@ -26,9 +26,15 @@
 // when its lease expires on the server, and another owner may then take
 // it. relock tells the holder: the context returned by Lock is cancelled
 // with cause ErrLockLost no later than the instant at which the server may
-// let someone else in. Work that must not overlap a successor's should
-// check that context, and writes to other systems should carry a fencing
-// token (reentrant.Options.Fencing) that those systems check.
+// let someone else in. When renewals fail (Redis hangs, a partition),
+// that is Options.LeaseMargin earlier (a tenth of WatchdogTimeout by
+// default): the last successful renewal's send time plus the lease, less
+// the margin, while the server holds the lock for at least the lease
+// after it applied that renewal. A fixed lease's context ends at the
+// lease's end, its deadline, or the margin earlier when LeaseMargin is
+// set. Work that must not overlap a successor's should check that
+// context, and writes to other systems should carry a fencing token
+// (reentrant.Options.Fencing) that those systems check.
 //
 // # Deadlines
 //

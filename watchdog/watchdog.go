@@ -20,10 +20,12 @@
 // a renewal replies 0, meaning the lock is gone from Redis (ErrGone); or
 // no renewal has succeeded for long enough that the server may already
 // have expired it (ErrExpired). A renewal sent at time s that succeeds
-// keeps the lock until at least s + timeout on the server, so the
-// watchdog reports the loss no later than timeout after the send time of
-// the last success (a tenth of the timeout earlier, to absorb timer and
-// scheduling delay). A Redis error is not a loss by itself: the watchdog
+// keeps the lock until at least s + timeout on the server, whatever
+// delays the renewal met on its way, so the watchdog reports the loss at
+// s + timeout - margin, s being the send time of the last success: the
+// margin (a tenth of the timeout unless SetMargin says otherwise) is
+// the holder's time to stop, and covers the watchdog's timer and
+// scheduling delay. A Redis error is not a loss by itself: the watchdog
 // keeps trying until that deadline, a fifth of an interval (at most a
 // second) after each failed round.
 package watchdog
@@ -103,6 +105,12 @@ type Watchdog struct {
 	mu      sync.Mutex
 	leases  map[*Lease]struct{}
 	stopped bool
+	margin  time.Duration // see SetMargin
+	// armed (guarded by mu) is when run's expiry timer fires next; a
+	// lease whose deadline comes sooner wakes run through rearm
+	// (buffered, never closed) to set the timer again.
+	armed time.Time
+	rearm chan struct{}
 	// due (guarded by mu) lists the leases Check asked to renew now,
 	// for the next round; checks (buffered, never closed) tells run that
 	// there are some.
@@ -131,6 +139,8 @@ func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Wa
 		timeout:  timeout,
 		log:      log,
 		leases:   make(map[*Lease]struct{}),
+		margin:   timeout / 10,
+		rearm:    make(chan struct{}, 1),
 		checks:   make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -184,6 +194,11 @@ func (w *Watchdog) Start(l *Lease, r Renewal, acquired time.Time, h Holder) erro
 	}
 	l.w, l.r, l.lost, l.renewed = w, r, h, acquired
 	w.leases[l] = struct{}{}
+	if w.deadlineLocked(l).Before(w.armed) {
+		// An acquire sent long ago, or a wide margin: the lease is due
+		// before run's timer fires.
+		w.wake()
+	}
 	return nil
 }
 
@@ -212,10 +227,6 @@ func (w *Watchdog) Stop() {
 	_ = w.closeRdb()
 	<-w.done
 }
-
-// margin is how long before the latest safe instant a silent lease is
-// reported lost.
-func (w *Watchdog) margin() time.Duration { return w.timeout / 10 }
 
 // run owns the renewal rounds. At most one round is in flight; a round that
 // outlives its interval is cut off by its context's deadline (the client
@@ -296,21 +307,24 @@ func (w *Watchdog) run() {
 			}
 		case now := <-expiry.C:
 			w.expire(now)
+		case <-w.rearm:
 		}
 	}
 }
 
 // untilNextExpiry returns the time until the earliest lease deadline, or
-// max when there is none sooner.
+// max when there is none sooner, and records when that is (armed).
 func (w *Watchdog) untilNextExpiry(max time.Duration) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	now := time.Now()
 	next := max
 	for l := range w.leases {
-		if d := time.Until(l.renewed.Add(w.timeout - w.margin())); d < next {
+		if d := w.deadlineLocked(l).Sub(now); d < next {
 			next = d
 		}
 	}
+	w.armed = now.Add(next)
 	return next
 }
 
@@ -318,7 +332,7 @@ func (w *Watchdog) expire(now time.Time) {
 	var lost []*Lease
 	w.mu.Lock()
 	for l := range w.leases {
-		if !now.Before(l.renewed.Add(w.timeout - w.margin())) {
+		if !now.Before(w.deadlineLocked(l)) {
 			lost = append(lost, w.endLocked(l))
 		}
 	}

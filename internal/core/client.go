@@ -34,6 +34,11 @@ type Config struct {
 	// waiter leaves (pubsub.Hub.SetLinger).
 	Linger       time.Duration
 	MaxLingering int
+	// LeaseMargin is how long before a lease could end on the server
+	// its hold's contexts are cancelled; 0 for the watchdog's default (a
+	// tenth of WatchdogTimeout) and none for fixed leases. If set, it is
+	// below WatchdogTimeout/2.
+	LeaseMargin time.Duration
 }
 
 // Client is the state behind a *relock.Client. NewClient sets every
@@ -92,6 +97,9 @@ func NewClient(rdb redis.UniversalClient, cfg Config) *Client {
 	c.bg.init()
 	if r, ok := rdb.(*redis.Client); ok {
 		c.bounded = bounded(r.Options())
+	}
+	if cfg.LeaseMargin > 0 {
+		_ = c.watchdog.SetMargin(cfg.LeaseMargin) // in range: see Config
 	}
 	if cfg.Observer != nil {
 		c.watchdog.OnRound(c.watchdogRound)

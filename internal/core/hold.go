@@ -54,7 +54,11 @@ type hold struct {
 	owner *owner
 	stack []uintptr
 
-	leaseEnd atomic.Int64 // fixed-lease mode: the lease's end, in Unix ns (holdCtx)
+	leaseEnd atomic.Int64 // fixed-lease mode: expires in Unix ns, for holdCtx
+	// expires (fixed-lease mode, guarded by holdTable.mu) is when the
+	// expiry timer ends the hold: the lease's end less the margin, on
+	// the monotonic clock, which a step of the wall clock cannot move.
+	expires time.Time
 }
 
 // takeAll empties the table and returns what it held, for Shutdown.
@@ -163,8 +167,11 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 	if g.Lease > 0 {
 		// The hold's expiry timer, not a deadline of the context's own,
 		// ends the context: it forgets the hold first, so that when the
-		// context is done the hold is over everywhere in the client.
-		end := g.Sent.Add(g.Lease)
+		// context is done the hold is over everywhere in the client. It
+		// fires Config.LeaseMargin before the lease could end on the
+		// server, which set it after g.Sent.
+		end := g.Sent.Add(g.Lease - c.cfg.LeaseMargin)
+		h.expires = end
 		h.leaseEnd.Store(end.UnixNano())
 		var inner context.Context
 		inner, cancel = context.WithCancelCause(ctx)
@@ -207,19 +214,19 @@ func (h *hold) LeaseLost(reason error) {
 func (h *hold) forget(lease time.Duration) {
 	t := &h.c.holds
 	t.mu.Lock()
-	if time.Now().UnixNano() < h.leaseEnd.Load() {
+	if time.Now().Before(h.expires) {
 		t.mu.Unlock()
 		return
 	}
 	t.removeLocked(h.key, h)
 	t.mu.Unlock()
-	h.end(fmt.Errorf("%w: lease of %v ended", ErrLockLost, lease))
+	h.end(fmt.Errorf("%w: lease of %v, less the margin of %v, ended", ErrLockLost, lease, h.c.cfg.LeaseMargin))
 }
 
 // A holdCtx is the context of a fixed-lease hold: its deadline is the
-// lease's end (the latest, after a re-entry extended it), or its
-// parent's when that is earlier, and the hold's expiry timer cancels it
-// then, after forgetting the hold.
+// lease's end less the margin (the latest, after a re-entry extended
+// it), or its parent's when that is earlier, and the hold's expiry timer
+// cancels it then, after forgetting the hold.
 type holdCtx struct {
 	context.Context
 	end *atomic.Int64 // Unix ns
