@@ -185,6 +185,10 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		return wait.Outcome{}, err
 	}
 	a.permit = &Permit{s: s, id: id, ctx: pctx}
+	// The client hears of a force-unlock elsewhere (a permit released by
+	// id, as relock's command does) from its first hold on, as a lock's
+	// holder does.
+	c.Listen()
 	return wait.Outcome{Acquired: true}, nil
 }
 

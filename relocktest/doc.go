@@ -33,9 +33,9 @@
 // renews at once, finds the lock gone and cancels its context. So the
 // holder learns by relock's own path, not by a fake, within a round trip,
 // and the cause's text names that notice. A client listens for notices
-// once it has held a lock; a RedLock's or a permit's holder on a client
-// that has not learns as from a real expiry, at its watchdog's next
-// round. Waiters are not woken, as an expiry wakes no one: they retry
+// once it has held a lock or a permit; a RedLock's holder on a client
+// that has held neither learns as from a real expiry, at its watchdog's
+// next round. Waiters are not woken, as an expiry wakes no one: they retry
 // when the lease they last saw ends.
 //
 // FailRenewals and StallRenewals recognise the watchdog's rounds by

@@ -46,9 +46,9 @@ const (
 // hold on name renewed (or, with a fixed lease, read) at once, so they
 // learn within a round trip; the cause's text names that notice. A
 // client listens for notices once it has held a lock of the lock
-// packages; a RedLock's or a permit's holder on a client that has not
-// learns as from a real expiry, at its watchdog's next round (a third
-// of the lease at most), and a fixed-lease permit when its lease ends.
+// packages or a permit; a RedLock's holder on a client that has held
+// neither learns as from a real expiry, at its watchdog's next round (a
+// third of the lease at most).
 // ExpireNow returns once the Kit's clients that hold locks have heard the
 // notice (waiting up to 2s for one that has just begun to listen);
 // other relock clients named in a lock's record are sent it too.

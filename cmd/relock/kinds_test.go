@@ -19,7 +19,6 @@ import (
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/latch"
 	"github.com/relock-go/relock/permits"
-	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/semaphore"
 )
 
@@ -123,29 +122,24 @@ func TestKinds(t *testing.T) {
 
 // TestForceUnlockPermit releases one relock permit by id: it is gone,
 // the semaphore's count is back, and its holder's context is cancelled
-// within seconds, not at its next renewal (10s away). The holder's client
-// listens on its channel once it has held a lock.
+// within seconds, not at its next renewal (10s away): the holder's client
+// listens on its channel once it has held a permit.
 func TestForceUnlockPermit(t *testing.T) {
 	bg := context.Background()
 	raw := srv.Client(t)
 	rc := newClient(t)
 	name := redistest.Key(t)
 	t.Cleanup(func() { raw.Del(bg, name) })
-	mu := reentrant.New(rc, name+":lock", nil)
-	lctx, err := mu.Lock(bg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mu.Unlock(lctx) })
-	redistest.AwaitListening(t, raw, rc)
 	sem := permits.New(rc, name, nil)
 	if _, err := sem.TrySetPermits(bg, 1); err != nil {
 		t.Fatal(err)
 	}
+	// A client that holds a permit, and nothing else, hears of it.
 	p, err := sem.Acquire(bg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	redistest.AwaitListening(t, raw, rc)
 	fails(t, cli(t, "", "-url", "redis://"+srv.Addr, "force-unlock", "-yes", name), 2, "name the permit to release")
 	fails(t, cli(t, "", "-url", "redis://"+srv.Addr, "force-unlock", "-yes", name, strings.Repeat("0", 32)), 1, "holds no permit")
 	out := ok(t, "force-unlock", "-yes", name, strings.ToUpper(p.ID()))
