@@ -48,7 +48,7 @@ func doctorCmd(ctx context.Context, e *env, _ []string) error {
 
 func writeReport(w io.Writer, r *inspect.Report) error {
 	if len(r.Findings) == 0 {
-		_, err := fmt.Fprintf(w, "no problems found in %d records\n", r.Records)
+		_, err := fmt.Fprintf(w, "no problems found in %s\n", count(r.Records, "record"))
 		return err
 	}
 	tw := table(w)
@@ -59,8 +59,16 @@ func writeReport(w io.Writer, r *inspect.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d problems in %d records\n", len(r.Findings), r.Records)
+	_, err := fmt.Fprintf(w, "%s in %s\n", count(len(r.Findings), "problem"), count(r.Records, "record"))
 	return err
+}
+
+// count is n things, thing in the singular: "1 problem", "3 problems".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // loadSeen reads -state: none yet is no error.

@@ -204,7 +204,7 @@ func TestDoctor(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	if r.code != 4 || len(lines) != 4 || !strings.HasPrefix(lines[0], "PROBLEM ") ||
 		!strings.HasPrefix(lines[1], "gone-waiter ") || !strings.HasPrefix(lines[2], "not-renewed  stuck") ||
-		lines[3] != "2 problems in 1 records" {
+		lines[3] != "2 problems in 1 record" {
 		t.Fatalf("doctor: exit %d, stdout\n%s\nstderr %q", r.code, r.stdout, r.stderr)
 	}
 	fails(t, r, 4, "doctor found problems")
