@@ -138,7 +138,7 @@ func run() int {
 		e.steps += len(replicaRows(ks))
 	}
 	if runSem {
-		e.steps += len(semaphoreCells(cfg))
+		e.steps += len(semaphoreCells(cfg)) + 2*len(besideCells(cfg))
 	}
 	if runLatch {
 		e.steps++
@@ -258,11 +258,23 @@ func run() int {
 	}
 	if runSem {
 		for _, c := range semaphoreCells(cfg) {
+			lockBeside := func(when string) {
+				if c.Permits != 1 {
+					return
+				}
+				res, err := e.runCell(reentrantKind(), cell{Scenario: "semaphore-beside", W: c.W, Clients: c.W, Names: 1})
+				res.Err = errText(err)
+				r.SemaphoreLock = append(r.SemaphoreLock, res)
+				e.progress("semaphore    %-20s %s N=1 W=%d %7.0f acq/s  Redis CPU/acq %5.1fus%s%s",
+					res.Kind, when, c.W, res.PerSec, res.RedisCPUPerAcq, res.faults(), errSuffix(err))
+			}
+			lockBeside("before")
 			res, err := e.runSemaphore(c)
 			res.Err = errText(err)
 			r.Semaphore = append(r.Semaphore, res)
 			e.progress("semaphore    %-20s N=%d %-5s %7.0f acq/s  wait p50 %6.2fms p99 %6.2fms max %7.1fms  cmds/acq %5.2f  Redis CPU/acq %5.1fus  peak holders %d  warm-up %.2fs%s%s",
 				res.Kind, c.Permits, shapeLabel(c.W, c.Clients), res.PerSec, res.Wait.P50/1e3, res.Wait.P99/1e3, res.MaxWaitUs/1e3, res.CmdsPerAcq, res.RedisCPUPerAcq, res.PeakHolders, res.WarmUpSeconds, res.faults(), errSuffix(err))
+			lockBeside("after")
 		}
 	}
 	if runLatch {

@@ -19,11 +19,16 @@ type report struct {
 	Watchdog    []watchdogResult    `json:"watchdog"`
 	Waiters     []waitersResult     `json:"waiters"`
 	Semaphore   []cellResult        `json:"semaphore"`
-	Latch       []latchResult       `json:"latch"`
-	Group       *groupResult        `json:"group_lock,omitempty"`
-	Replica     []replicaResult     `json:"replica_sync"`
-	Overshoot   *overshootResult    `json:"overshoot"`
-	Targets     []target            `json:"targets"`
+	// SemaphoreLock is the reentrant lock's cells run right before and
+	// right after each one-permit semaphore cell, of the same workers: the
+	// semaphore target compares with them, measured minutes closer in time
+	// than scenario (b)'s lock cell.
+	SemaphoreLock []cellResult     `json:"semaphore_lock_beside,omitempty"`
+	Latch         []latchResult    `json:"latch"`
+	Group         *groupResult     `json:"group_lock,omitempty"`
+	Replica       []replicaResult  `json:"replica_sync"`
+	Overshoot     *overshootResult `json:"overshoot"`
+	Targets       []target         `json:"targets"`
 }
 
 type meta struct {
@@ -510,6 +515,19 @@ func (r *report) markdown() string {
 			}
 			t.row(append(cols, num(c.PerSec), fmt.Sprintf("%d–%d", c.WorkerMin, c.WorkerMax), us(c.Wait.P50), us(c.Wait.P99), us(c.MaxWaitUs),
 				num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), cpuUs(c.RedisCPUPerAcq), fmt.Sprint(c.PeakHolders), fmt.Sprint(c.Violations))...)
+		}
+		if len(r.SemaphoreLock) > 0 {
+			b.WriteString("\nThe reentrant lock's cell of the same workers (no critical section, a client each), run right before and right after each one-permit cell, for the semaphore target: the same shape minutes closer in time than its cell in (b).\n\n")
+			t.header(1, "lock", "beside", "W", "acq/s", "per worker min–max", "wait p50", "wait p99", "max wait", "cmds/acq", "incl. in Lua", "Redis CPU/acq")
+			for i, c := range r.SemaphoreLock {
+				cols := []string{c.Kind, [2]string{"before", "after"}[i%2], fmt.Sprint(c.Workers)}
+				if c.Err != "" {
+					t.row(append(cols, "error: "+c.Err)...)
+					continue
+				}
+				t.row(append(cols, num(c.PerSec), fmt.Sprintf("%d–%d", c.WorkerMin, c.WorkerMax), us(c.Wait.P50), us(c.Wait.P99), us(c.MaxWaitUs),
+					num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), cpuUs(c.RedisCPUPerAcq))...)
+			}
 		}
 	}
 

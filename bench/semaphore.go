@@ -54,6 +54,28 @@ func semaphoreCells(cfg config) []cell {
 	return cells
 }
 
+// besideCells lists the one-permit cells of scenario (s), which the
+// reentrant lock's cell of the same workers runs right before and after.
+func besideCells(cfg config) []cell {
+	var cells []cell
+	for _, c := range semaphoreCells(cfg) {
+		if c.Permits == 1 {
+			cells = append(cells, c)
+		}
+	}
+	return cells
+}
+
+// reentrantKind is relock's reentrant lock, as scenario (b) runs it.
+func reentrantKind() kind {
+	for _, k := range kinds() {
+		if k.ID == "relock reentrant" {
+			return k
+		}
+	}
+	panic("bench: no relock reentrant kind")
+}
+
 // runSemaphore runs one cell of scenario (s) as a contended cell: its
 // workers loop Acquire(1), Release(1) on one semaphore of c.Permits
 // permits. More holders at once than permits is an error of the row.
