@@ -6,6 +6,10 @@
 //   - One leader at a time, but only while its lease holds (the fair
 //     lock's exclusion): "Terms" tells what a lease cannot promise, and
 //     how terms fence a deposed leader's late writes.
+//   - A leader that stops renewing (its process killed, its network cut)
+//     is replaced once its lease runs out: the election's Options.TTL,
+//     renewed every third of it by the client's watchdog, or else the
+//     client's WatchdogTimeout (30 s by default).
 //   - Candidates are elected in the order they arrived: one that keeps
 //     dropping out and coming back cannot starve the others.
 //   - The leadership context Campaign returns is cancelled when the

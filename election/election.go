@@ -31,6 +31,21 @@ type Options struct {
 	// dead): the fair lock's fair.Options.WaitTimeout. Default
 	// fair.DefaultWaitTimeout, five minutes.
 	WaitTimeout time.Duration
+	// TTL is the leader's lease in this election alone, as etcd's
+	// concurrency.WithTTL sets it: a leader that stops renewing (its
+	// process killed, its network cut) is replaced once it runs out.
+	// The client's shared watchdog renews it every TTL/3, in rounds that
+	// every lease of the same TTL shares, and cancels the leadership
+	// context when no renewal has succeeded for the TTL less the client's
+	// lease margin in proportion (a tenth of it by default), before a
+	// successor can be elected. A shorter TTL fails over sooner but costs
+	// a renewal round every TTL/3, and a leader cut off from Redis for
+	// longer than the TTL loses the leadership. Zero means the client's
+	// WatchdogTimeout (30 s by default); otherwise it is whole
+	// milliseconds, at least relock.MinWatchdogTimeout, the shortest
+	// lease a client renews. There is no upper bound: a TTL above the
+	// WatchdogTimeout keeps a leader through a longer outage.
+	TTL time.Duration
 }
 
 // A Leader is an election's leader as Leader and Observe report it.
@@ -81,8 +96,8 @@ func (c leadCtx) Deadline() (time.Time, bool) { return c.lock.Deadline() }
 type termKey struct{}
 
 // New returns the Election named name on rc. Bad input (a nil client, an
-// invalid name, a bad wait timeout) is not reported here but by every
-// method of the returned Election.
+// invalid name, a bad wait timeout or TTL) is not reported here but by
+// every method of the returned Election.
 func New(rc *relock.Client, name string, opts *Options) *Election {
 	var o Options
 	if opts != nil {
@@ -94,6 +109,8 @@ func New(rc *relock.Client, name string, opts *Options) *Election {
 		e.err = fmt.Errorf("election: nil client: %w", relock.ErrInvalidArgument)
 	case o.WaitTimeout < 0:
 		e.err = fmt.Errorf("election: wait timeout %v: %w", o.WaitTimeout, relock.ErrInvalidArgument)
+	case o.TTL < 0 || (o.TTL > 0 && o.TTL < relock.MinWatchdogTimeout):
+		e.err = fmt.Errorf("election: TTL %v not 0 or at least %v: %w", o.TTL, relock.MinWatchdogTimeout, relock.ErrInvalidArgument)
 	default:
 		if err := core.ValidateName(name); err != nil {
 			e.err = fmt.Errorf("election: %w", err)
@@ -101,6 +118,9 @@ func New(rc *relock.Client, name string, opts *Options) *Election {
 	}
 	lock := layout.ElectionLock(name)
 	e.mu.Init(rc, lock, 0, o.WaitTimeout)
+	if o.TTL > 0 {
+		e.mu.SetRenewed(o.TTL)
+	}
 	e.mu.ObserveAs("election", observe.OpCampaign, observe.OpTryCampaign)
 	e.keys = []string{
 		lock,

@@ -258,7 +258,7 @@ func TestKilledLeader(t *testing.T) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	const lease = time.Second
-	child, line := redistest.StartChild(t, "lead", srv.Addr, name, "1000")
+	child, line := redistest.StartChild(t, "lead", srv.Addr, name, "1000", "0")
 	t.Logf("child elected, term %s", line)
 	next := election.New(newClient(t, nil), name, nil)
 	got := make(chan time.Time, 1)
@@ -370,6 +370,9 @@ func TestBadInput(t *testing.T) {
 		"empty name":    {election.New(rc, "", nil), relock.ErrInvalidName},
 		"bad tag":       {election.New(rc, "a{", nil), relock.ErrInvalidName},
 		"negative wait": {election.New(rc, "x", &election.Options{WaitTimeout: -time.Second}), relock.ErrInvalidArgument},
+		"negative TTL":  {election.New(rc, "x", &election.Options{TTL: -time.Second}), relock.ErrInvalidArgument},
+		"TTL too short": {election.New(rc, "x", &election.Options{TTL: relock.MinWatchdogTimeout - time.Millisecond}), relock.ErrInvalidArgument},
+		"TTL of 1ns":    {election.New(rc, "x", &election.Options{TTL: time.Nanosecond}), relock.ErrInvalidArgument},
 	} {
 		if _, err := tc.e.Campaign(bg, "v"); !errors.Is(err, tc.want) {
 			t.Errorf("%s: Campaign = %v, want %v", what, err, tc.want)

@@ -55,3 +55,29 @@ func Example() {
 	// leader: host-a term matches: true
 	// leading after Resign: false
 }
+
+// A fast failover: the leader's lease in this election is 2 s, renewed
+// every 2/3 s, so a leader whose process dies is replaced within about
+// 2 s, while the client's other locks keep the default 30 s
+// WatchdogTimeout.
+func ExampleOptions() {
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	rc, err := relock.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rc.Close()
+
+	e := election.New(rc, "scheduler", &election.Options{TTL: 2 * time.Second})
+	lead, err := e.Campaign(context.Background(), "host-a")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("leading:", lead.Err() == nil)
+	if err := e.Resign(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// leading: true
+}

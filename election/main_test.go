@@ -22,25 +22,29 @@ var srv *redistest.Server
 func TestMain(m *testing.M) { redistest.Main(m, runChild, &srv) }
 
 // runChild is a child process's life: campaign in election name at addr
-// with a WatchdogTimeout of ms milliseconds, print the term once elected,
-// and lead until killed.
+// with a WatchdogTimeout and a TTL of the given milliseconds (0 for the
+// defaults), print the term once elected, and lead until killed.
 func runChild(role string, args []string) int {
-	if role != "lead" || len(args) != 3 {
+	if role != "lead" || len(args) != 4 {
 		fmt.Fprintln(os.Stderr, "bad child role:", role, args)
 		return 2
 	}
-	ms, err := strconv.ParseInt(args[2], 10, 64)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
+	var ms [2]time.Duration
+	for i, arg := range args[2:] {
+		n, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		ms[i] = time.Duration(n) * time.Millisecond
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: args[0], Username: redistest.LockUser, Password: redistest.LockPassword})
-	rc, err := relock.New(rdb, &relock.Options{WatchdogTimeout: time.Duration(ms) * time.Millisecond})
+	rc, err := relock.New(rdb, &relock.Options{WatchdogTimeout: ms[0]})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	lctx, err := election.New(rc, args[1], nil).Campaign(context.Background(), "child")
+	lctx, err := election.New(rc, args[1], &election.Options{TTL: ms[1]}).Campaign(context.Background(), "child")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -15,13 +15,18 @@ import (
 // client and server needs far less (see the relock package's
 // Options.LeaseMargin). d must be at least 0 and below half the timeout:
 // renewals go out every third of it, and a larger margin would report
-// leases lost before a renewal, or its retries, could save them.
+// leases lost before a renewal, or its retries, could save them. A
+// lease with a timeout of its own (Renewal.Timeout) gets the same
+// fraction of that timeout, which keeps it in the same range.
 func (w *Watchdog) SetMargin(d time.Duration) error {
 	if d < 0 || d >= w.timeout/2 {
 		return fmt.Errorf("watchdog: margin %v not in [0, %v)", d, w.timeout/2)
 	}
 	w.mu.Lock()
 	w.margin = d
+	for _, s := range w.schedules {
+		s.life = s.timeout - w.marginLocked(s.timeout)
+	}
 	w.mu.Unlock()
 	w.wake()
 	return nil
@@ -39,5 +44,5 @@ func (w *Watchdog) wake() {
 // deadlineLocked is when l is reported lost unless a renewal succeeds
 // first; w.mu is held.
 func (w *Watchdog) deadlineLocked(l *Lease) time.Time {
-	return l.renewed.Add(w.timeout - w.margin)
+	return l.renewed.Add(l.s.life)
 }

@@ -19,39 +19,15 @@ type round struct {
 	took   time.Duration // from sent to the last answer
 }
 
-// round renews every current lease in one pipeline, or with due the
-// leases Check asked for alone, and reports the replies on out. Either
-// way the due leases are renewed, and are due no more. Renewals the
-// server answers NOSCRIPT (a restarted or flushed server) are sent again
-// as EVAL in a second pipeline.
-func (w *Watchdog) round(ctx context.Context, timeout time.Duration, due bool, out chan<- round) {
-	w.mu.Lock()
-	var leases []*Lease
-	if due {
-		for _, l := range w.due {
-			if !l.ended {
-				leases = append(leases, l)
-			}
-		}
-	} else {
-		leases = make([]*Lease, 0, len(w.leases))
-		for l := range w.leases {
-			leases = append(leases, l)
-		}
-	}
-	for _, l := range w.due {
-		l.due = false
-	}
-	w.due = nil
-	w.mu.Unlock()
-
+// round renews leases in one pipeline, cut off after cutoff, and reports
+// the replies on out. Renewals the server answers NOSCRIPT (a restarted
+// or flushed server) are sent again as EVAL in a second pipeline.
+func (w *Watchdog) round(ctx context.Context, leases []*Lease, cutoff time.Duration, out chan<- round) {
 	r := round{sent: time.Now(), leases: leases, cmds: make([]*redis.Cmd, len(leases))}
-	if len(leases) > 0 {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		r.err = w.exec(ctx, leases, r.cmds)
-		cancel()
-		r.took = time.Since(r.sent)
-	}
+	ctx, cancel := context.WithTimeout(ctx, cutoff)
+	r.err = w.exec(ctx, leases, r.cmds)
+	cancel()
+	r.took = time.Since(r.sent)
 	out <- r
 }
 
@@ -88,15 +64,18 @@ func isNoScript(err error) bool {
 
 // apply records a round's replies: 1 moves the lease's deadline to the
 // round's send time plus the timeout, 0 reports the lease lost, and an
-// error leaves the deadline where it was. It reports whether any lease
-// got an error.
-func (w *Watchdog) apply(r round) (failed bool) {
+// error leaves the deadline where it was and has the lease's schedule
+// retry. A renewal sent once the deadline had passed saves nothing: the
+// lease was lost then, whichever of the round and the expiry timer run
+// saw first.
+func (w *Watchdog) apply(r round) {
 	type loss struct {
 		l      *Lease
 		reason error
 	}
 	var lost []loss
 	errs := 0
+	now := time.Now()
 	w.mu.Lock()
 	onRound := w.onRound
 	for i, l := range r.leases {
@@ -105,8 +84,11 @@ func (w *Watchdog) apply(r round) (failed bool) {
 		}
 		n, err := r.cmds[i].Int64()
 		switch {
+		case !r.sent.Before(w.deadlineLocked(l)):
+			lost = append(lost, loss{w.endLocked(l), ErrExpired})
 		case err != nil:
 			errs++
+			w.retryLocked(l, now)
 		case n == 1:
 			if r.sent.After(l.renewed) {
 				l.renewed = r.sent
@@ -133,8 +115,7 @@ func (w *Watchdog) apply(r round) (failed bool) {
 	for _, x := range lost {
 		w.fire(x.l, x.reason)
 	}
-	if onRound != nil && len(r.leases) > 0 {
+	if onRound != nil {
 		onRound(len(r.leases), errs, len(lost), r.took)
 	}
-	return errs > 0
 }

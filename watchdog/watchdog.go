@@ -11,9 +11,13 @@
 //
 // Every interval (a third of the lease) the watchdog sends one renewal per
 // held lock, all in one pipeline, so a round costs one round trip per Redis
-// node, not one per lock. A go-redis cluster pipeline splits by node, and a
-// renewal touches only keys in its lock's slot, so rounds never hit
-// CROSSSLOT. Renewals go out as EVALSHA; those the server answers
+// node, not one per lock. A lock may have a lease of its own
+// (Renewal.Timeout), renewed every third of that: the leases of each
+// timeout share their rounds, and a round also takes the leases of any
+// other timeout nearly due, so that a few short leases cost their own
+// rounds and the rest ride along. A go-redis cluster pipeline splits by
+// node, and a renewal touches only keys in its lock's slot, so rounds
+// never hit CROSSSLOT. Renewals go out as EVALSHA; those the server answers
 // NOSCRIPT (a restarted or flushed server) are sent again as EVAL.
 //
 // A lease ends in one of three ways: its owner calls Lease.Stop (unlock);
@@ -23,16 +27,18 @@
 // keeps the lock until at least s + timeout on the server, whatever
 // delays the renewal met on its way, so the watchdog reports the loss at
 // s + timeout - margin, s being the send time of the last success: the
-// margin (a tenth of the timeout unless SetMargin says otherwise) is
-// the holder's time to stop, and covers the watchdog's timer and
-// scheduling delay. A Redis error is not a loss by itself: the watchdog
-// keeps trying until that deadline, a fifth of an interval (at most a
-// second) after each failed round.
+// margin (a tenth of the timeout unless SetMargin says otherwise, and the
+// same fraction of a lease's own timeout) is the holder's time to stop,
+// and covers the watchdog's timer and scheduling delay. A Redis error is
+// not a loss by itself: the watchdog keeps trying until that deadline, a
+// fifth of an interval (at most a second) after each failed round.
 package watchdog
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -63,14 +69,21 @@ type Renewal struct {
 	// to one slot on Redis Cluster.
 	Keys []string
 	Args []any
+	// Timeout is the lease the script sets, when it is not the
+	// watchdog's (0): the lease is renewed every Timeout/3, and reported
+	// lost as SetMargin says for a lease of that timeout. It must not
+	// be negative.
+	Timeout time.Duration
 }
 
 // A Lease is one lock kept alive by a Watchdog. A zero Lease is ready
 // for Start; a started one must not be copied.
 type Lease struct {
+	// Set by Start, read-only after.
 	w    *Watchdog
 	r    Renewal
 	lost Holder
+	s    *schedule // its timeout's
 
 	// Guarded by w.mu.
 	renewed time.Time // send time of the last acquire or renewal that succeeded
@@ -92,7 +105,7 @@ func (l *Lease) Stop() {
 	l.w.mu.Lock()
 	defer l.w.mu.Unlock()
 	l.ended, l.stopped = true, true
-	delete(l.w.leases, l)
+	l.w.dropLocked(l)
 }
 
 // A Watchdog renews leases in batched rounds. Its goroutine runs from New
@@ -102,10 +115,11 @@ type Watchdog struct {
 	timeout time.Duration
 	log     *slog.Logger
 
-	mu      sync.Mutex
-	leases  map[*Lease]struct{}
-	stopped bool
-	margin  time.Duration // see SetMargin
+	mu        sync.Mutex
+	leases    map[*Lease]struct{}
+	schedules map[time.Duration]*schedule // by timeout, for the leases' timeouts
+	stopped   bool
+	margin    time.Duration // see SetMargin
 	// armed (guarded by mu) is when run's expiry timer fires next; a
 	// lease whose deadline comes sooner wakes run through rearm
 	// (buffered, never closed) to set the timer again.
@@ -134,16 +148,17 @@ type Watchdog struct {
 func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Watchdog {
 	rdb, closeRdb := deadlineClient(rdb)
 	w := &Watchdog{
-		closeRdb: closeRdb,
-		rdb:      rdb,
-		timeout:  timeout,
-		log:      log,
-		leases:   make(map[*Lease]struct{}),
-		margin:   timeout / 10,
-		rearm:    make(chan struct{}, 1),
-		checks:   make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		closeRdb:  closeRdb,
+		rdb:       rdb,
+		timeout:   timeout,
+		log:       log,
+		leases:    make(map[*Lease]struct{}),
+		schedules: make(map[time.Duration]*schedule),
+		margin:    timeout / 10,
+		rearm:     make(chan struct{}, 1),
+		checks:    make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
 	}
 	go w.run()
 	return w
@@ -187,16 +202,21 @@ func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error))
 // allocation a lock: h is told when the lease ends other than by Stop. A
 // Lease is started once.
 func (w *Watchdog) Start(l *Lease, r Renewal, acquired time.Time, h Holder) error {
+	if r.Timeout < 0 {
+		return fmt.Errorf("watchdog: negative renewal timeout %v", r.Timeout)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stopped {
 		return ErrStopped
 	}
-	l.w, l.r, l.lost, l.renewed = w, r, h, acquired
+	s, fresh := w.scheduleLocked(cmp.Or(r.Timeout, w.timeout), acquired)
+	s.leases++
+	l.w, l.r, l.lost, l.renewed, l.s = w, r, h, acquired, s
 	w.leases[l] = struct{}{}
-	if w.deadlineLocked(l).Before(w.armed) {
-		// An acquire sent long ago, or a wide margin: the lease is due
-		// before run's timer fires.
+	if fresh || w.deadlineLocked(l).Before(w.armed) {
+		// A round to schedule, or a deadline before run's timer fires
+		// (an acquire sent long ago, a wide margin, a short lease).
 		w.wake()
 	}
 	return nil
@@ -219,6 +239,7 @@ func (w *Watchdog) Stop() {
 			l.ended = true
 		}
 		clear(w.leases)
+		clear(w.schedules)
 		close(w.stop)
 	}
 	w.mu.Unlock()
@@ -228,39 +249,49 @@ func (w *Watchdog) Stop() {
 	<-w.done
 }
 
-// run owns the renewal rounds. At most one round is in flight; a round that
-// outlives its interval is cut off by its context's deadline (the client
-// honours deadlines: see deadlineClient), a tick that found one in flight
-// starts the next as soon as it ends, and the expiry timer keeps firing
-// meanwhile, so a stalled server cannot delay a loss report. A Check
-// starts a round of the due leases alone, at once or as soon as the
-// round in flight ends.
+// run owns the renewal rounds. It wakes when a schedule is due, and a
+// round renews the leases of every schedule due (collectLocked). At most
+// one round is in flight; a round that outlives the shortest interval is
+// cut off by its context's deadline (the client honours deadlines: see
+// deadlineClient), a schedule that fell due meanwhile goes as soon as it
+// ends, and the expiry timer keeps firing meanwhile, so a stalled server
+// cannot delay a loss report. A Check starts a round of the leases
+// checked, and of any schedule due, at once or as soon as the round in
+// flight ends. After a round with errors, the schedules of the leases
+// that failed are due again after their retry wait.
 func (w *Watchdog) run() {
 	defer close(w.done)
-	interval := w.timeout / 3
-	tick := time.NewTicker(interval)
+	// With no lease nearer its deadline, the expiry timer fires every
+	// interval of the watchdog's timeout.
+	idle := w.timeout / 3
+	tick := time.NewTimer(idle)
 	defer tick.Stop()
-	expiry := time.NewTimer(interval)
+	expiry := time.NewTimer(idle)
 	defer expiry.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
 	results := make(chan round, 1)
-	inflight, missed, checking := false, false, false
-	start := func(due bool) {
-		inflight = true
-		go w.round(ctx, interval, due, results)
+	inflight, checking := false, false
+	start := func() {
+		w.mu.Lock()
+		leases, cutoff := w.collectLocked(time.Now())
+		w.mu.Unlock()
+		if len(leases) > 0 {
+			inflight = true
+			go w.round(ctx, leases, cutoff, results)
+		}
 	}
-	// After a round with errors the next one comes after retryDelay, not
-	// a whole interval: a master that failed over is usually replaced
-	// within seconds, and its leases must be renewed on the new one
-	// before they can expire.
-	retry := time.NewTimer(interval)
-	retry.Stop()
-	defer retry.Stop()
-	retryDelay := min(interval/5, time.Second)
 	for {
-		expiry.Reset(w.untilNextExpiry(interval))
+		next, scheduled, untilExpiry := w.untilNext(idle)
+		expiry.Reset(untilExpiry)
+		// While a round is in flight the tick waits: a schedule due
+		// goes when the round ends.
+		var ticks <-chan time.Time
+		if scheduled && !inflight {
+			tick.Reset(next)
+			ticks = tick.C
+		}
 		select {
 		case <-w.stop:
 			cancel()
@@ -268,64 +299,26 @@ func (w *Watchdog) run() {
 				<-results
 			}
 			return
-		case <-tick.C:
-			if inflight {
-				missed = true
-				break
-			}
-			retry.Stop()
-			start(false)
-		case <-retry.C:
-			if inflight {
-				// A check's round: the retry follows it.
-				missed = true
-				break
-			}
-			start(false)
+		case <-ticks:
+			start()
 		case <-w.checks:
 			if inflight {
 				checking = true
 				break
 			}
-			start(true)
+			start()
 		case r := <-results:
 			inflight = false
-			failed := w.apply(r)
-			switch {
-			case missed:
-				// A whole round renews the due leases too.
-				missed, checking = false, false
-				start(false)
-			case checking:
+			w.apply(r)
+			if checking {
 				checking = false
-				start(true)
-				if failed {
-					retry.Reset(retryDelay)
-				}
-			case failed:
-				retry.Reset(retryDelay)
+				start()
 			}
 		case now := <-expiry.C:
 			w.expire(now)
 		case <-w.rearm:
 		}
 	}
-}
-
-// untilNextExpiry returns the time until the earliest lease deadline, or
-// max when there is none sooner, and records when that is (armed).
-func (w *Watchdog) untilNextExpiry(max time.Duration) time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	now := time.Now()
-	next := max
-	for l := range w.leases {
-		if d := w.deadlineLocked(l).Sub(now); d < next {
-			next = d
-		}
-	}
-	w.armed = now.Add(next)
-	return next
 }
 
 func (w *Watchdog) expire(now time.Time) {
@@ -344,7 +337,7 @@ func (w *Watchdog) expire(now time.Time) {
 
 func (w *Watchdog) endLocked(l *Lease) *Lease {
 	l.ended = true
-	delete(w.leases, l)
+	w.dropLocked(l)
 	return l
 }
 

@@ -123,7 +123,7 @@ type Grant struct {
 	Kind    string           // the lock's package, for the Observer
 	Sent    time.Time        // when the acquiring call was sent
 	Lease   time.Duration    // fixed lease; 0 means the watchdog renews
-	Renewal watchdog.Renewal // watchdog mode: how to renew
+	Renewal watchdog.Renewal // watchdog mode: how to renew, and its Timeout the lease renewed
 	Token   int64            // fencing token, 0 if none
 	// Releaser, if set, releases the hold when the client shuts down.
 	Releaser Releaser

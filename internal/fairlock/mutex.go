@@ -75,6 +75,12 @@ func (m *Mutex) ObserveAs(kind string, op, tryOp observe.Op) {
 	m.l.Kind, m.l.Op, m.l.TryOp = kind, op, tryOp
 }
 
+// SetRenewed gives m, made without a fixed lease, a lease of its own in
+// place of the client's WatchdogTimeout, which its acquires set and the
+// watchdog renews every d/3 (hashlock.Lock.SetRenewed): an election's
+// TTL. The caller has checked d. Call it after Init.
+func (m *Mutex) SetRenewed(d time.Duration) { m.l.SetRenewed(d) }
+
 func (m *Mutex) init(pkg string, rc *relock.Client, name string, lease, waitTimeout time.Duration) {
 	*m = Mutex{waitArg: defaultWaitArg}
 	m.l.Init(pkg, rc, name, lease)

@@ -192,8 +192,14 @@ type Lock struct {
 	Poll wait.Backoff
 	Err  error // bad input found by Init, returned by every method
 
+	// renewed is the lease the watchdog renews when Lease is 0, if the
+	// lock has one of its own (SetRenewed); 0 for the client's
+	// WatchdogTimeout.
+	renewed time.Duration
+
 	// Arguments made once, so that each call boxes no new value.
 	leaseArg  any       // LeaseMillis
+	renewArg  any       // the renewed lease in ms
 	renewKeys [1]string // the default renewal's KEYS: Name
 
 	// taken: the last Lock call through this value found the lock
@@ -222,10 +228,24 @@ func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Durat
 	switch {
 	case l.C == nil:
 	case lease > 0:
-		l.leaseArg = core.Millis(lease)
+		l.leaseArg, l.renewArg = core.Millis(lease), l.C.WatchdogArg
 	default:
-		l.leaseArg = l.C.WatchdogArg
+		l.leaseArg, l.renewArg = l.C.WatchdogArg, l.C.WatchdogArg
 	}
+}
+
+// SetRenewed gives a lock without a fixed Lease a renewed lease of its
+// own, d in whole ms, in place of the client's WatchdogTimeout: its
+// acquires set it, and the client's watchdog renews it every d/3 and
+// reports it lost in proportion (watchdog.Renewal.Timeout). The caller
+// has checked d (at least relock.MinWatchdogTimeout). Call it after Init.
+func (l *Lock) SetRenewed(d time.Duration) {
+	if l.C == nil || l.Lease > 0 {
+		return
+	}
+	l.renewed = d.Truncate(time.Millisecond)
+	l.leaseArg = core.Millis(l.renewed)
+	l.renewArg = l.leaseArg
 }
 
 // Check returns the lock's input error, or core.Client.Check's.
@@ -250,8 +270,11 @@ func (l *Lock) LeaseArg() any { return l.leaseArg }
 
 // LeaseMillis is the lease every acquire and unlock sets, in ms.
 func (l *Lock) LeaseMillis() int64 {
-	if l.Lease > 0 {
+	switch {
+	case l.Lease > 0:
 		return core.Millis(l.Lease)
+	case l.renewed > 0:
+		return core.Millis(l.renewed)
 	}
 	return core.Millis(l.C.WatchdogTimeout)
 }
@@ -499,12 +522,14 @@ func (l *Lock) renewal(f Field) watchdog.Renewal {
 }
 
 // HashRenewal is the renewal of f's holds that Ops without a Renewer
-// get: the hash's lease, while f's field exists.
+// get: the hash's lease (the lock's own, if SetRenewed gave it one),
+// while f's field exists.
 func (l *Lock) HashRenewal(f Field) watchdog.Renewal {
 	return watchdog.Renewal{
-		Script: scripts.Renew(),
-		Keys:   l.renewKeys[:],
-		Args:   []any{l.C.WatchdogArg, f.Arg},
+		Script:  scripts.Renew(),
+		Keys:    l.renewKeys[:],
+		Args:    []any{l.renewArg, f.Arg},
+		Timeout: l.renewed,
 	}
 }
 
