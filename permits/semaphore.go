@@ -222,6 +222,7 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 	// background: a release by id is safe to repeat (only the call that
 	// removes the id from the set adds it to the count).
 	key := s.holdKey(p)
+	defer s.c.EndUnlock(s.c.BeginUnlock(key))
 	var reply any
 	err = s.c.Settle(octx, key, func(ctx context.Context) error {
 		var err error

@@ -54,6 +54,15 @@ type hold struct {
 	owner *owner
 	stack []uintptr
 
+	// unlocking counts the last-hold unlocks under way (BeginUnlock),
+	// whose scripts may free the lock before Released ends the hold, and
+	// lost is a loss the lease reported meanwhile, which EndUnlock applies
+	// unless the unlock's outcome ended the hold first: a renewal that
+	// runs right after the unlock's script finds the lock gone, and must
+	// not end an unlocked hold as lost. Both guarded by holdTable.mu.
+	unlocking int
+	lost      error
+
 	leaseEnd atomic.Int64 // fixed-lease mode: expires in Unix ns, for holdCtx
 	// expires (fixed-lease mode, guarded by holdTable.mu) is when the
 	// expiry timer ends the hold: the lease's end less the margin, on
@@ -203,9 +212,58 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 func (h *hold) LeaseLost(reason error) {
 	t := &h.c.holds
 	t.mu.Lock()
+	if h.unlocking > 0 && h.count == 1 && t.m[h.key] == h {
+		// The owner's unlock may have freed the lock: its outcome
+		// decides (EndUnlock).
+		if h.lost == nil {
+			h.lost = reason
+		}
+		t.mu.Unlock()
+		return
+	}
 	t.removeLocked(h.key, h)
 	t.mu.Unlock()
 	h.end(fmt.Errorf("%w: %w", ErrLockLost, reason))
+}
+
+// An Unlocking is an unlock under way of a hold (BeginUnlock).
+type Unlocking struct{ h *hold }
+
+// BeginUnlock tells key's hold that an unlock of its last local hold is
+// about to be sent, so that a loss its lease reports before the unlock's
+// outcome is known (a renewal that ran after the unlock's script freed
+// the lock) waits for that outcome; the caller defers EndUnlock.
+func (c *Client) BeginUnlock(key HoldKey) Unlocking {
+	t := &c.holds
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.m[key]
+	if h == nil || h.count != 1 {
+		return Unlocking{}
+	}
+	h.unlocking++
+	return Unlocking{h}
+}
+
+// EndUnlock ends an unlock that BeginUnlock began: a loss reported
+// meanwhile ends the hold now, unless the unlock's outcome (Released,
+// UnlockFailed, Lost) ended it already.
+func (c *Client) EndUnlock(u Unlocking) {
+	h := u.h
+	if h == nil {
+		return
+	}
+	t := &c.holds
+	t.mu.Lock()
+	h.unlocking--
+	lost := h.lost
+	if h.unlocking > 0 || lost == nil || !t.removeLocked(h.key, h) {
+		t.mu.Unlock()
+		return
+	}
+	h.lost = nil
+	t.mu.Unlock()
+	h.end(fmt.Errorf("%w: %w", ErrLockLost, lost))
 }
 
 // forget drops a fixed-lease hold whose lease has ended, then cancels its
