@@ -1,0 +1,14 @@
+-- fence_xadd: XADD an entry to a stream when the writer's token is not
+-- stale (fence_prelude.lua has KEYS, ARGV[1] and the replies).
+--
+-- ARGV[2..]  field, value, field, value, ...: the entry, whose ID the
+--            server assigns ('*')
+--
+-- Reply: {1, <entry ID>} when written, {0, <last token>} when stale.
+local last = newer()
+if last then
+	return {0, last}
+end
+local id = redis.call('xadd', KEYS[2], '*', unpack(ARGV, 2))
+redis.call('set', KEYS[1], ARGV[1])
+return {1, id}
