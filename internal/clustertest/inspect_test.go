@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -124,7 +125,8 @@ func TestInspect(t *testing.T) {
 }
 
 // TestInspectSentinel runs the relock CLI through Sentinel: it finds the
-// master, shows a lock, and force-unlocks it, waking a waiter.
+// master, shows a lock with inspect and list (-json too), and
+// force-unlocks it, waking a waiter.
 func TestInspectSentinel(t *testing.T) {
 	s := redistest.StartSentinel(t)
 	bg := context.Background()
@@ -155,6 +157,15 @@ func TestInspectSentinel(t *testing.T) {
 	out := runCLI(t, bin, append(conn, "inspect", name)...)
 	if !strings.Contains(out, holder.ID()) || !strings.Contains(out, waiter.ID()) {
 		t.Fatalf("inspect printed\n%s\nwant holder %s and waiter %s", out, holder.ID(), waiter.ID())
+	}
+	if out := runCLI(t, bin, append(conn, "list", name)...); !regexp.MustCompile(`\n` + regexp.QuoteMeta(name) + ` +lock +\S+ +relock ` + holder.ID()[:8] + `:\d+ x1 +0 +1\n$`).MatchString(out) {
+		t.Fatalf("list printed\n%s\nwant %s held by %s with one waiter", out, name, holder.ID())
+	}
+	var listed []inspect.Lock
+	if err := json.Unmarshal([]byte(runCLI(t, bin, append(conn, "list", "-json", name)...)), &listed); err != nil ||
+		len(listed) != 1 || len(listed[0].Holders) != 1 || listed[0].Holders[0].ClientID != holder.ID() ||
+		len(listed[0].Waiters) != 1 || listed[0].Waiters[0].ClientID != waiter.ID() {
+		t.Fatalf("list -json %s = %+v, %v", name, listed, err)
 	}
 	runCLI(t, bin, append(conn, "force-unlock", "-yes", name)...)
 	gotWithin(t, acquired, time.Now())
