@@ -75,6 +75,9 @@ func TestKilledLeaderTTL(t *testing.T) {
 // TTL, renewed to it rather than to the client's timeout, and never runs
 // out.
 func TestTTLKeepsLeadership(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: holds a leadership for five seconds")
+	}
 	bg := context.Background()
 	name := redistest.Key(t)
 	const ttl = time.Second

@@ -284,7 +284,8 @@ func TestWakeUp(t *testing.T) {
 // watchdog, the lease is renewed past its length.
 func TestLease(t *testing.T) {
 	srv.RequireReal(t)
-	rc := newClient(t, &relock.Options{WatchdogTimeout: 600 * time.Millisecond})
+	timeout := redistest.Short(600*time.Millisecond, 300*time.Millisecond)
+	rc := newClient(t, &relock.Options{WatchdogTimeout: timeout})
 	other := newClient(t, nil)
 	group := redistest.Key(t)
 
@@ -307,7 +308,7 @@ func TestLease(t *testing.T) {
 
 	renewed := grouplock.New(rc, group, []string{"a", "b"}, nil)
 	rctx := lockT(t, renewed, bg)
-	time.Sleep(1500 * time.Millisecond) // 2.5 watchdog timeouts
+	time.Sleep(timeout * 5 / 2) // 2.5 watchdog timeouts
 	if rctx.Err() != nil {
 		t.Fatalf("renewed hold ended: %v", context.Cause(rctx))
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/relock-go/relock/internal/testing/locktest"
+	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
 // TestSuite runs the behaviour suite every lock type shares; its
@@ -13,7 +14,10 @@ func TestSuite(t *testing.T) { locktest.Run(t, srv, locktest.NonReentrant) }
 
 // TestFairSuite runs the shared suite for the fair variant, whose
 // refusals and queue residue it checks too (locktest.NonReentrantFair).
-func TestFairSuite(t *testing.T) { locktest.Run(t, srv, locktest.NonReentrantFair) }
+func TestFairSuite(t *testing.T) {
+	redistest.SkipShort(t, "the fair lock's suite runs the shared code; this is the non-reentrant mode's run of it")
+	locktest.Run(t, srv, locktest.NonReentrantFair)
+}
 
 // TestFairOrderSuite runs the fair lock's own suite, waiters served in
 // their queue's order, for the fair variant.

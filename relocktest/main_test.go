@@ -46,14 +46,20 @@ func TestMain(m *testing.M) {
 const patience = 10 * time.Second
 
 // servers runs test in parallel on an embedded server and, when TestMain
-// started one, on the redis-server of REDIS_ADDR.
+// started one, on the redis-server of REDIS_ADDR, beside the package's
+// other tests: each waits seconds for a lease or a fallback, and every
+// Kit has servers or names of its own.
 func servers(t *testing.T, test func(t *testing.T, k *relocktest.Kit)) {
+	t.Parallel()
 	t.Run("embedded", func(t *testing.T) {
 		t.Parallel()
 		test(t, relocktest.New(t, &relocktest.Options{Embedded: true}))
 	})
 	t.Run("redis-server", func(t *testing.T) {
-		if os.Getenv(relocktest.AddrEnv) == "" {
+		switch {
+		case testing.Short():
+			t.Skip("-short: the embedded server's run covers the control")
+		case os.Getenv(relocktest.AddrEnv) == "":
 			t.Skip("redis-server is not installed")
 		}
 		t.Parallel()

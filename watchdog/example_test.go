@@ -35,7 +35,7 @@ func Example() {
 	defer rdb.Close()
 	ctx := context.Background()
 
-	const lease = time.Second
+	const lease = 500 * time.Millisecond
 	w := watchdog.New(rdb, lease, nil) // renews every lease/3
 	defer w.Stop()
 

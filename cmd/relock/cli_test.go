@@ -375,6 +375,8 @@ func TestErrors(t *testing.T) {
 	closed := l.Addr().String()
 	l.Close()
 	url := "redis://" + srv.Addr
+	var wg sync.WaitGroup
+	running := make(chan struct{}, 4)
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -404,8 +406,15 @@ func TestErrors(t *testing.T) {
 		{[]string{"-url", url, "watch", "-interval", "0s", "x"}, 2, "-interval must be positive"},
 		{[]string{"help", "frobnicate"}, 2, `unknown command "frobnicate"`},
 	} {
-		fails(t, cli(t, "", tc.args...), tc.code, tc.want)
+		// Four processes at a time: each case is a start of the command,
+		// and t.Parallel's limit (GOMAXPROCS) would run two.
+		wg.Go(func() {
+			running <- struct{}{}
+			defer func() { <-running }()
+			t.Run(strings.Join(tc.args, " "), func(t *testing.T) { fails(t, cli(t, "", tc.args...), tc.code, tc.want) })
+		})
 	}
+	wg.Wait()
 }
 
 // TestHelp checks that -h and help document every command and flag.
