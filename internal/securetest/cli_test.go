@@ -3,16 +3,9 @@ package securetest_test
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -41,7 +34,7 @@ func TestCLIOverTLS(t *testing.T) {
 	redistest.SkipShort(t, "a TLS test (a TLS cluster and a TLS Sentinel)")
 	bins := need(t, "redis-server", "redis-cli")
 	dir := t.TempDir()
-	tc := writeTLSFiles(t, dir)
+	tc := redistest.WriteCerts(t, dir)
 	tlsFlags := []string{"-tls", "-cacert", filepath.Join(dir, "ca.crt"),
 		"-cert", filepath.Join(dir, "client.crt"), "-key", filepath.Join(dir, "client.key")}
 	bin := filepath.Join(t.TempDir(), "relock")
@@ -177,7 +170,7 @@ func hold(t *testing.T, mu *reentrant.Mutex) {
 }
 
 // startTLS runs redis-server on a free loopback port that takes only TLS
-// clients with a certificate signed by the CA in dir (writeTLSFiles),
+// clients with a certificate signed by the CA in dir (redistest.WriteCerts),
 // with args added ("<sentinel.conf> --sentinel" first for a sentinel);
 // it is killed when t ends. It returns the server's address once it
 // answers.
@@ -283,66 +276,4 @@ func run(t *testing.T, bin string, args ...string) (stdout, stderr string, code 
 		t.Fatalf("relock %v: %v", args, err)
 	}
 	return out.String(), errs.String(), code
-}
-
-// writeTLSFiles writes a CA, a certificate for 127.0.0.1 that the
-// servers use both to serve and to connect to each other (cluster bus,
-// Sentinel), and a client certificate, with their keys, into dir; it
-// returns the clients' TLS configuration with that client certificate.
-func writeTLSFiles(t *testing.T, dir string) *tls.Config {
-	t.Helper()
-	caKey, caCert := newCert(t, dir, "ca", nil, nil)
-	newCert(t, dir, "server", caCert, caKey)
-	newCert(t, dir, "client", caCert, caKey)
-	pair, err := tls.LoadX509KeyPair(filepath.Join(dir, "client.crt"), filepath.Join(dir, "client.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(caCert)
-	return &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
-}
-
-// newCert writes <name>.crt and <name>.key into dir, signed by parent
-// (self-signed, a CA, when parent is nil).
-func newCert(t *testing.T, dir, name string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, *x509.Certificate) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: "relock securetest " + name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	if parent == nil {
-		tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
-		parent, parentKey = tmpl, key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for file, block := range map[string]*pem.Block{
-		name + ".crt": {Type: "CERTIFICATE", Bytes: der},
-		name + ".key": {Type: "EC PRIVATE KEY", Bytes: keyDER},
-	} {
-		if err := os.WriteFile(filepath.Join(dir, file), pem.EncodeToMemory(block), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key, cert
 }

@@ -90,7 +90,7 @@ func StartSecure(tb testing.TB) *Server {
 		tb.Skip("needs redis-server for TLS and ACL users (install redis-server to run it)")
 	}
 	dir := tb.TempDir()
-	s := &Server{dir: dir, limited: true, tls: writeCerts(tb, dir)}
+	s := &Server{dir: dir, limited: true, tls: WriteCerts(tb, dir)}
 	s.args = append([]string{
 		"--tls-cert-file", filepath.Join(dir, "server.crt"),
 		"--tls-key-file", filepath.Join(dir, "server.key"),
@@ -153,10 +153,12 @@ func (s *Server) CheckDenied() error {
 	return nil
 }
 
-// writeCerts writes a CA, a server certificate for 127.0.0.1 and its key
-// into dir, and returns a client TLS configuration trusting that CA with
-// a client certificate it signed.
-func writeCerts(tb testing.TB, dir string) *tls.Config {
+// WriteCerts writes into dir a CA (ca.crt), a certificate for 127.0.0.1
+// that servers use both to serve and to connect to each other (the
+// cluster bus, Sentinel: server.crt, server.key) and a client
+// certificate (client.crt, client.key), and returns a client TLS
+// configuration trusting that CA with the client certificate.
+func WriteCerts(tb testing.TB, dir string) *tls.Config {
 	tb.Helper()
 	caKey, caCert, caDER := newCert(tb, "relock test CA", nil, nil, true)
 	writePEM(tb, filepath.Join(dir, "ca.crt"), "CERTIFICATE", caDER)
@@ -168,6 +170,12 @@ func writeCerts(tb testing.TB, dir string) *tls.Config {
 	}
 	writePEM(tb, filepath.Join(dir, "server.key"), "EC PRIVATE KEY", keyDER)
 	cliKey, _, cliDER := newCert(tb, "relock test client", caCert, caKey, false)
+	writePEM(tb, filepath.Join(dir, "client.crt"), "CERTIFICATE", cliDER)
+	cliKeyDER, err := x509.MarshalECPrivateKey(cliKey)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	writePEM(tb, filepath.Join(dir, "client.key"), "EC PRIVATE KEY", cliKeyDER)
 	pool := x509.NewCertPool()
 	pool.AddCert(caCert)
 	return &tls.Config{
