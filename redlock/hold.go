@@ -132,6 +132,14 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	replies := make([]any, len(rl.nodes))
 	errs := make([]error, len(rl.nodes))
 	closed := make([]bool, len(rl.nodes))
+	// A renewal that runs right after a master's unlock finds the lock
+	// gone there: the unlock's outcome, not that loss, ends the hold.
+	unlocking := make([]core.Unlocking, len(rl.nodes))
+	defer func() {
+		for i, node := range rl.nodes {
+			node.EndUnlock(unlocking[i])
+		}
+	}()
 	var g errgroup.Group
 	for i, node := range rl.nodes {
 		end, err := node.Begin(ctx)
@@ -141,7 +149,9 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 		}
 		// A master that holds nothing for this owner (down when it was
 		// acquired) is asked too, but cannot fail the Unlock.
-		holding := node.Holding(core.HoldKey{Name: rl.name, Field: node.Field(owner)})
+		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
+		holding := node.Holding(key)
+		unlocking[i] = node.BeginUnlock(key)
 		g.Go(func() error {
 			defer end()
 			var err error
