@@ -149,9 +149,8 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 		}
 		// A master that holds nothing for this owner (down when it was
 		// acquired) is asked too, but cannot fail the Unlock.
-		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
-		holding := node.Holding(key)
-		unlocking[i] = node.BeginUnlock(key)
+		unlocking[i] = node.BeginUnlock(core.HoldKey{Name: rl.name, Field: node.Field(owner)})
+		holding := unlocking[i].Holds() > 0
 		g.Go(func() error {
 			defer end()
 			var err error

@@ -147,7 +147,7 @@ func start(opts *Options, tb testing.TB) (*Kit, error) {
 	k.rdb.AddHook(hook{&k.f})
 	k.client, err = relock.New(k.rdb, &k.opts)
 	if err != nil {
-		k.close(context.Background())
+		_ = k.Close()
 		return nil, err
 	}
 	return k, nil

@@ -227,7 +227,14 @@ func (h *hold) LeaseLost(reason error) {
 }
 
 // An Unlocking is an unlock under way of a hold (BeginUnlock).
-type Unlocking struct{ h *hold }
+type Unlocking struct {
+	h     *hold // the hold whose last local hold is being unlocked, or nil
+	holds int   // the key's local holds when the unlock began
+}
+
+// Holds reports how many local holds the key had when the unlock began,
+// read under the same lock of the table as BeginUnlock's mark.
+func (u Unlocking) Holds() int { return u.holds }
 
 // BeginUnlock tells key's hold that an unlock of its last local hold is
 // about to be sent, so that a loss its lease reports before the unlock's
@@ -238,11 +245,14 @@ func (c *Client) BeginUnlock(key HoldKey) Unlocking {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.m[key]
-	if h == nil || h.count != 1 {
+	if h == nil {
 		return Unlocking{}
 	}
+	if h.count != 1 {
+		return Unlocking{holds: h.count}
+	}
 	h.unlocking++
-	return Unlocking{h}
+	return Unlocking{h: h, holds: 1}
 }
 
 // EndUnlock ends an unlock that BeginUnlock began: a loss reported

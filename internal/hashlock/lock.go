@@ -590,8 +590,9 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	}
 	// The unlock runs by ctx's deadline, or within core.Grace when ctx
 	// is done already (a lock context whose parent ended).
-	holds := l.C.Holds(key)
-	defer l.C.EndUnlock(l.C.BeginUnlock(key))
+	u := l.C.BeginUnlock(key)
+	defer l.C.EndUnlock(u)
+	holds := u.Holds()
 	cctx, cancel := l.C.CleanupContext(octx)
 	// Through the acquires' client: its connections are the ones the
 	// owner's Lock used, so an Unlock given only core.Grace (its context
