@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -47,9 +48,17 @@ func (p *Permit) Context() context.Context { return p.ctx }
 // the permit's lease bounds what that cannot do. It returns an error matching relock.ErrNotHeld when
 // Redis no longer has the permit (released before, expired, or released
 // by someone else). A permit whose context was cancelled as lost because
-// Redis could not be reached is released if Redis still has it.
+// Redis could not be reached is released if Redis still has it; when
+// Redis does not answer that release, the error matches
+// relock.ErrNotHeld too (this holder holds nothing, as a lock's Unlock
+// reports it) as well as the error Redis's silence gave.
 func (p *Permit) Release(ctx context.Context) error {
-	return p.s.mustRelease(ctx, p.id)
+	err := p.s.mustRelease(ctx, p.id)
+	if err != nil && core.Transient(err) && !errors.Is(err, relock.ErrNotHeld) &&
+		errors.Is(context.Cause(p.ctx), relock.ErrLockLost) {
+		return fmt.Errorf("%w (permit %s was lost before: %w)", err, p.id.hex, relock.ErrNotHeld)
+	}
+	return err
 }
 
 // Acquire waits until it takes a permit, or ctx ends. The permit's
