@@ -23,9 +23,9 @@ var (
 // token is at least the last one recorded for its resource, and records
 // it, in one atomic step.
 var (
-	fenceSet  = redis.NewScript(fencePrelude + fenceSetSrc)
-	fenceHSet = redis.NewScript(fencePrelude + fenceHSetSrc)
-	fenceXAdd = redis.NewScript(fencePrelude + fenceXAddSrc)
+	fenceSet  = redis.NewScript(link(fenceSetSrc, fencePrelude))
+	fenceHSet = redis.NewScript(link(fenceHSetSrc, fencePrelude))
+	fenceXAdd = redis.NewScript(link(fenceXAddSrc, fencePrelude))
 )
 
 // FenceSet returns the script that SETs a key (with a TTL, none, or

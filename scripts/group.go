@@ -26,11 +26,11 @@ var (
 // carries the values' fields, each value's hash as Redisson computes it;
 // package grouplock computes them.
 var (
-	groupAcquire     = redis.NewScript(groupPrelude + groupAcquireSrc)
-	groupUnlock      = redis.NewScript(groupPrelude + groupUnlockSrc)
-	groupRenew       = redis.NewScript(groupPrelude + groupRenewSrc)
-	groupForceUnlock = redis.NewScript(groupPrelude + groupForceUnlockSrc)
-	groupHeld        = redis.NewScript(groupPrelude + groupHeldSrc)
+	groupAcquire     = redis.NewScript(link(groupAcquireSrc, groupPrelude))
+	groupUnlock      = redis.NewScript(link(groupUnlockSrc, groupPrelude))
+	groupRenew       = redis.NewScript(link(groupRenewSrc, groupPrelude))
+	groupForceUnlock = redis.NewScript(link(groupForceUnlockSrc, groupPrelude))
+	groupHeld        = redis.NewScript(link(groupHeldSrc, groupPrelude))
 )
 
 // GroupAcquire returns the script that takes or re-enters every value of

@@ -39,7 +39,7 @@ var (
 )
 
 func permits(src string) *redis.Script {
-	return redis.NewScript(semaphorePrelude + permitsPrelude + src)
+	return redis.NewScript(link(src, semaphorePrelude, permitsPrelude))
 }
 
 // PermitsAcquire returns the script that takes one expirable permit

@@ -21,7 +21,8 @@
 // your own listens on the lock's channel, where a release publishes.
 //
 // Scripts share preludes of helpers, prepended in Go: Lua scripts cannot
-// include one another. Scripts touch only keys passed in KEYS, and every
+// include one another. A script carries only the helpers it uses, since
+// Redis makes every helper a script defines anew on each call. Scripts touch only keys passed in KEYS, and every
 // key a script touches shares the lock key's hash slot, so they run
 // unchanged on Redis Cluster. Channels are passed in KEYS too; the publish
 // command (PUBLISH or SPUBLISH) is an ARGV value. Key and channel names
@@ -109,11 +110,11 @@ var (
 )
 
 func reentrant(src string) *redis.Script {
-	return redis.NewScript(relockPrelude + waitersPrelude + src)
+	return redis.NewScript(link(src, relockPrelude, waitersPrelude))
 }
 
 func fair(src string) *redis.Script {
-	return redis.NewScript(relockPrelude + fairPrelude + src)
+	return redis.NewScript(link(src, relockPrelude, fairPrelude))
 }
 
 // Read/write lock (Redisson RReadWriteLock) operations. The write side is

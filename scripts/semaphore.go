@@ -45,7 +45,7 @@ var (
 )
 
 func semaphore(src string) *redis.Script {
-	return redis.NewScript(semaphorePrelude + src)
+	return redis.NewScript(link(src, semaphorePrelude))
 }
 
 // A Wait is what SemaphoreAcquire and PermitsAcquire reply when the
