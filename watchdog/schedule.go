@@ -9,8 +9,9 @@ import (
 // one round every third of it, so that a timeout costs a round an
 // interval however many leases have it. The watchdog keeps one for each
 // timeout its leases have, from the Start of the first lease of that
-// timeout until the last ends; a round renews the leases of every
-// schedule due (see collectLocked).
+// timeout until the last ends, and the schedule of its own timeout from
+// the first Start on; a round renews the leases of every schedule due
+// (see collectLocked).
 type schedule struct {
 	// Set when the schedule is made, read-only after.
 	timeout  time.Duration
@@ -63,13 +64,18 @@ func (w *Watchdog) marginLocked(timeout time.Duration) time.Duration {
 }
 
 // dropLocked takes l out of the leases renewed, and its schedule with
-// the last of its leases; w.mu is held.
+// the last of its leases unless that is the watchdog's own timeout's.
+// A client that holds one lock at a time would otherwise make the
+// schedule anew, and wake run to time it, on every acquire; kept, it
+// costs run a wake-up an interval with nothing to renew, and a lease
+// that joins it is first renewed at its next round, sooner than an
+// interval after its acquire. w.mu is held.
 func (w *Watchdog) dropLocked(l *Lease) {
 	if _, ok := w.leases[l]; !ok {
 		return
 	}
 	delete(w.leases, l)
-	if l.s.leases--; l.s.leases == 0 {
+	if l.s.leases--; l.s.leases == 0 && l.s.timeout != w.timeout {
 		delete(w.schedules, l.s.timeout)
 	}
 }
@@ -118,8 +124,8 @@ func (w *Watchdog) retryLocked(l *Lease, now time.Time) {
 	}
 }
 
-// untilNext returns the time until the next round is due (ok false when
-// no schedule has leases) and until the earliest lease deadline, or idle
+// untilNext returns the time until the next round is due (ok false while
+// there is no schedule) and until the earliest lease deadline, or idle
 // when there is none sooner, and records when that is (armed).
 func (w *Watchdog) untilNext(idle time.Duration) (round time.Duration, ok bool, expiry time.Duration) {
 	w.mu.Lock()

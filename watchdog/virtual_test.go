@@ -209,3 +209,53 @@ func TestVirtualNoLossAfterLeaseStop(t *testing.T) {
 		})
 	}
 }
+
+// The schedule of the watchdog's own timeout outlives its last lease: a
+// client that holds one lock at a time does not make it anew (and wake
+// the watchdog's goroutine) on every acquire. With no lease it sends
+// nothing, and a lease that joins it is first renewed at its next round,
+// sooner than an interval after its acquire.
+func TestVirtualScheduleKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, rdb, c, w := bubble(t)
+		if err := scriptsLoaded(rdb); err != nil {
+			t.Fatal(err)
+		}
+		field, sent := hold(t, rdb, "first", vlease)
+		first, err := w.Watch(renewal("first", field, vlease), sent, newLosses().lost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		settle(vinterval / 2)
+		first.Stop()
+		c.reset()
+		settle(3 * vinterval)
+		if singles, pipes := c.snapshot(); len(singles)+len(pipes) != 0 {
+			t.Fatalf("with no lease the watchdog sent %v and %d pipelines", singles, len(pipes))
+		}
+		// The kept schedule's rounds fall at sent + k*vinterval; the second
+		// lease starts half an interval before the next.
+		field, second := hold(t, rdb, "second", vlease)
+		c.reset()
+		l := newLosses()
+		if _, err := w.Watch(renewal("second", field, vlease), second, l.lost); err != nil {
+			t.Fatal(err)
+		}
+		settle(vinterval / 2)
+		if _, pipes := c.snapshot(); len(pipes) != 1 {
+			t.Fatalf("%d pipelines half an interval after the second lease started, want its first renewal", len(pipes))
+		}
+		if ttl := m.TTL("second"); ttl != vlease {
+			t.Fatalf("TTL %v right after the first renewal, want %v", ttl, vlease)
+		}
+		for range 3 * vinterval / time.Second {
+			settle(time.Second)
+			if ttl := m.TTL("second"); ttl < vlease-vinterval || ttl > vlease {
+				t.Fatalf("TTL %v, want in [%v, %v]", ttl, vlease-vinterval, vlease)
+			}
+		}
+		if n := l.count(); n != 0 {
+			t.Fatalf("lost called %d times", n)
+		}
+	})
+}
