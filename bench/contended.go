@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -23,6 +24,8 @@ type cell struct {
 	// Permits, for a semaphore (scenario s), is how many may hold it at
 	// once, given by TrySetPermits; 0 for a lock, which one may hold.
 	Permits int
+	// Window is how long the measurement runs; 0 means CellDuration.
+	Window time.Duration
 }
 
 // cellResult holds every figure of one cell for one kind.
@@ -92,6 +95,59 @@ type cellResult struct {
 	PeakHolders int              `json:"peak_holders,omitempty"`
 	Commands    map[string]int64 `json:"redis_commandstats"` // every command, by name
 	Err         string           `json:"error,omitempty"`
+
+	// Rounds is how many rounds the figures come from (mergeRounds), 0
+	// or 1 for one window; the spans are the lowest and highest round's.
+	Rounds         int  `json:"rounds,omitempty"`
+	PerSecRange    span `json:"acquisitions_per_s_range,omitzero"`
+	RedisCPURange  span `json:"redis_cpu_us_per_acquisition_range,omitzero"`
+	ClientCPURange span `json:"client_cpu_us_per_acquisition_range,omitzero"`
+	AllocsRange    span `json:"client_allocs_per_acquisition_range,omitzero"`
+}
+
+// mergeRounds makes one row of a kind's rounds of one cell: its
+// acquisitions/s and per-acquisition costs are each the median over the
+// rounds, with their spans; the waits, the per-worker counts and the
+// commands by name are the round's whose acquisitions/s is the median;
+// errors and violations add up, and the worst wait and peak are the
+// worst of any round. A round that failed makes the row its error.
+func mergeRounds(rs []cellResult) cellResult {
+	for _, r := range rs {
+		if r.Err != "" {
+			return r
+		}
+	}
+	if len(rs) < 2 {
+		return rs[0]
+	}
+	byRate := slices.SortedFunc(slices.Values(rs), func(a, b cellResult) int { return cmp.Compare(a.PerSec, b.PerSec) })
+	m := byRate[len(byRate)/2]
+	fig := func(f func(cellResult) float64) (float64, span) {
+		vs := make([]float64, len(rs))
+		for i, r := range rs {
+			vs[i] = f(r)
+		}
+		return medianSpan(vs)
+	}
+	m.Rounds = len(rs)
+	m.PerSec, m.PerSecRange = fig(func(r cellResult) float64 { return r.PerSec })
+	m.RedisCPUPerAcq, m.RedisCPURange = fig(func(r cellResult) float64 { return r.RedisCPUPerAcq })
+	m.ClientCPUPerAcq, m.ClientCPURange = fig(func(r cellResult) float64 { return r.ClientCPUPerAcq })
+	m.AllocsPerAcq, m.AllocsRange = fig(func(r cellResult) float64 { return r.AllocsPerAcq })
+	m.BytesPerAcq, _ = fig(func(r cellResult) float64 { return r.BytesPerAcq })
+	m.CmdsPerAcq, _ = fig(func(r cellResult) float64 { return r.CmdsPerAcq })
+	m.AllCmdsPerAcq, _ = fig(func(r cellResult) float64 { return r.AllCmdsPerAcq })
+	m.ClientCalls, _ = fig(func(r cellResult) float64 { return r.ClientCalls })
+	m.Errors, m.Violations, m.WarmUpErrors = 0, 0, 0
+	for _, r := range rs {
+		m.Errors += r.Errors
+		m.Violations += r.Violations
+		m.WarmUpErrors += r.WarmUpErrors
+		m.MaxWaitUs = max(m.MaxWaitUs, r.MaxWaitUs)
+		m.PeakHolders = max(m.PeakHolders, r.PeakHolders)
+		m.Starved = max(m.Starved, r.Starved)
+	}
+	return m
 }
 
 // tracker records one cell's grants under one mutex, on the shared
@@ -385,7 +441,7 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 	}
 	start := now()
 	tr.open(start)
-	time.Sleep(e.cfg.CellDuration)
+	time.Sleep(cmp.Or(c.Window, e.cfg.CellDuration))
 	end := now()
 	pendingMax := tr.close(end)
 	cost1 := costAtEnd()

@@ -53,16 +53,21 @@ type config struct {
 	// Scenario (a)'s cost figures are the medians of UncontendedRounds
 	// rounds of UncontendedOps / UncontendedRounds calls per kind, the
 	// kinds interleaved in each.
-	UncontendedRounds int           `json:"uncontended_rounds"`
-	ManyNames         int           `json:"many_names"`
-	ManyWorkers       int           `json:"many_workers"`
-	WatchdogLocks     int           `json:"watchdog_locks"`
-	WatchdogLease     time.Duration `json:"-"`
-	WatchdogRounds    int           `json:"watchdog_rounds"`
-	Waiters           int           `json:"waiters"`
-	WaiterLocks       int           `json:"waiter_locks"`
-	WaitSettle        time.Duration `json:"-"`
-	WaitMeasure       time.Duration `json:"-"`
+	UncontendedRounds int `json:"uncontended_rounds"`
+	ManyNames         int `json:"many_names"`
+	ManyWorkers       int `json:"many_workers"`
+	// Scenario (c) runs ManyRounds rounds of a ManyWindow window per
+	// kind, the kinds taking turns, and reports medians (mergeRounds).
+	ManyRounds     int           `json:"many_rounds"`
+	ManyWindow     time.Duration `json:"-"`
+	ManyWindowMs   int           `json:"many_window_ms"`
+	WatchdogLocks  int           `json:"watchdog_locks"`
+	WatchdogLease  time.Duration `json:"-"`
+	WatchdogRounds int           `json:"watchdog_rounds"`
+	Waiters        int           `json:"waiters"`
+	WaiterLocks    int           `json:"waiter_locks"`
+	WaitSettle     time.Duration `json:"-"`
+	WaitMeasure    time.Duration `json:"-"`
 	// Scenario s: a cell for each permits count and W, a client per
 	// worker, timed as the contended cells are.
 	SemaphorePermits []int `json:"semaphore_permits"`
@@ -94,6 +99,8 @@ func fullConfig() config {
 		UncontendedRounds: 7,
 		ManyNames:         1000,
 		ManyWorkers:       64,
+		ManyRounds:        5,
+		ManyWindow:        time.Second,
 		WatchdogLocks:     10000,
 		WatchdogLease:     3 * time.Second,
 		WatchdogRounds:    3,
@@ -126,6 +133,8 @@ func quickConfig() config {
 		UncontendedRounds: 3,
 		ManyNames:         50,
 		ManyWorkers:       8,
+		ManyRounds:        2,
+		ManyWindow:        150 * time.Millisecond,
 		WatchdogLocks:     200,
 		WatchdogLease:     300 * time.Millisecond,
 		WatchdogRounds:    1,

@@ -68,6 +68,7 @@ func run() int {
 		cfg = quickConfig()
 	}
 	cfg.CellSeconds = cfg.CellDuration.Seconds()
+	cfg.ManyWindowMs = int(cfg.ManyWindow / time.Millisecond)
 	cfg.WarmUpMaxMs = int(cfg.WarmUpMax / time.Millisecond)
 	cfg.LatchSettleMs = int(cfg.LatchSettle / time.Millisecond)
 	cfg.OvershootDeadlineMs = int(cfg.OvershootDeadline / time.Millisecond)
@@ -103,10 +104,13 @@ func run() int {
 	runSem, runLatch := has('s') && selected(semaphoreID), has('l') && selected(latchID)
 	runOvershoot := has('o') && selected(overshootID)
 	per := 0
-	for _, s := range []byte("ace d") {
-		if s != ' ' && has(s) {
+	for _, s := range []byte("aed") {
+		if has(s) {
 			per++
 		}
+	}
+	if has('c') {
+		per += max(1, cfg.ManyRounds)
 	}
 	if has('b') {
 		per += len(contendedCells(cfg))
@@ -120,10 +124,11 @@ func run() int {
 			refKs = append(refKs, k)
 		}
 	}
-	for _, s := range []byte("ac") {
-		if has(s) {
-			e.steps += len(refKs)
-		}
+	if has('a') {
+		e.steps += len(refKs)
+	}
+	if has('c') {
+		e.steps += len(refKs) * max(1, cfg.ManyRounds)
 	}
 	var layoutKs []kind
 	if has('x') {
@@ -229,13 +234,26 @@ func run() int {
 		}
 	}
 	if has('c') {
-		c := cell{Scenario: "many", W: cfg.ManyWorkers, Clients: cfg.ManyWorkers, Names: cfg.ManyNames}
-		for _, k := range slices.Concat(ks, refKs) {
-			res, err := e.runCell(k, c)
-			res.Err = errText(err)
-			r.Many = append(r.Many, res)
-			e.progress("many locks   %-20s %d names W=%d %7.0f acq/s  max wait %8.1fms  client CPU/acq %5.1fus  allocs/acq %5.1f (%.0f B)  Redis CPU/acq %5.1fus  warm-up %.2fs%s%s",
-				k.ID, c.Names, c.W, res.PerSec, res.MaxWaitUs/1e3, res.ClientCPUPerAcq, res.AllocsPerAcq, res.BytesPerAcq, res.RedisCPUPerAcq, res.WarmUpSeconds, res.faults(), errSuffix(err))
+		// Each round runs every kind once, starting one kind further on
+		// than the last, so that a burst of load on the shared machine
+		// spoils a round of a few kinds, which their medians leave out,
+		// rather than one kind's only window.
+		c := cell{Scenario: "many", W: cfg.ManyWorkers, Clients: cfg.ManyWorkers, Names: cfg.ManyNames, Window: cfg.ManyWindow}
+		many := slices.Concat(ks, refKs)
+		rounds := make([][]cellResult, len(many))
+		for round := range max(1, cfg.ManyRounds) {
+			for j := range many {
+				i := (round + j) % len(many)
+				k := many[i]
+				res, err := e.runCell(k, c)
+				res.Err = errText(err)
+				rounds[i] = append(rounds[i], res)
+				e.progress("many locks   %-20s %d names W=%d round %d %7.0f acq/s  max wait %8.1fms  client CPU/acq %5.1fus  allocs/acq %5.1f (%.0f B)  Redis CPU/acq %5.1fus  warm-up %.2fs%s%s",
+					k.ID, c.Names, c.W, round+1, res.PerSec, res.MaxWaitUs/1e3, res.ClientCPUPerAcq, res.AllocsPerAcq, res.BytesPerAcq, res.RedisCPUPerAcq, res.WarmUpSeconds, res.faults(), errSuffix(err))
+			}
+		}
+		for _, rs := range rounds {
+			r.Many = append(r.Many, mergeRounds(rs))
 		}
 	}
 	if has('d') {

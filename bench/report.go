@@ -399,7 +399,7 @@ func (r *report) markdown() string {
 	if len(r.Many) > 0 {
 		c0 := r.Many[0]
 		fmt.Fprintf(&b, "\n## (c) Many locks: %d names, %d workers, no critical section\n\n", c0.Names, c0.Workers)
-		b.WriteString("Each worker, on a client of its own, loops Lock, Unlock on a name picked at random. Columns as in (b), and per acquisition (one Lock+Unlock) in the window: " +
+		b.WriteString("Each worker, on a client of its own, loops Lock, Unlock on a name picked at random. " + manyRounds(r.Meta.Config) + "Columns as in (b), and per acquisition (one Lock+Unlock) in the window: " +
 			"**/ RLock ref.**: Redis CPU over the reference's in this cell; **client CPU**: this process's CPU time (getrusage RUSAGE_SELF, user + system), which in the window runs nothing but the kind's clients and the workers' loop (the redis-server is a process of its own); " +
 			"**allocs** and **bytes**: its heap allocations and bytes allocated (runtime.MemStats Mallocs and TotalAlloc). " +
 			"Both count the benchmark's own share, small and alike for every kind: its adapter's value for the held lock and its closures (2 allocations, 3 for redsync and redislock, whose adapters carry a renewal too) and its record of each wait. " +
@@ -417,9 +417,9 @@ func (r *report) markdown() string {
 				t.row(c.Kind, "error: "+c.Err)
 				continue
 			}
-			t.row(c.Kind, num(c.PerSec), fmt.Sprintf("%d–%d", c.WorkerMin, c.WorkerMax), us(c.Wait.P50), us(c.Wait.P99), us(c.MaxWaitUs),
-				num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), cpuUs(c.RedisCPUPerAcq), over(c.RedisCPUPerAcq, ref),
-				recorded(c.ClientCPUPerAcq, cpuUs), recorded(c.AllocsPerAcq, num), recorded(c.BytesPerAcq, bytesStr))
+			t.row(c.Kind, ranged(c.PerSec, c.PerSecRange, num), fmt.Sprintf("%d–%d", c.WorkerMin, c.WorkerMax), us(c.Wait.P50), us(c.Wait.P99), us(c.MaxWaitUs),
+				num(c.CmdsPerAcq), num(c.AllCmdsPerAcq), ranged(c.RedisCPUPerAcq, c.RedisCPURange, cpuUs), over(c.RedisCPUPerAcq, ref),
+				ranged(c.ClientCPUPerAcq, c.ClientCPURange, cpuUs), ranged(c.AllocsPerAcq, c.AllocsRange, num), recorded(c.BytesPerAcq, bytesStr))
 		}
 	}
 
@@ -623,6 +623,17 @@ func ranged(v float64, s span, f func(float64) string) string {
 		lo, hi = strings.TrimSuffix(lo, " "+u), strings.TrimSuffix(hi, " "+u)
 	}
 	return fmt.Sprintf("%s (%s–%s)", m, lo, hi)
+}
+
+// manyRounds says where scenario (c)'s figures come from: the median of
+// interleaved rounds, or, in results.json written before them, one
+// window per kind.
+func manyRounds(c config) string {
+	if c.ManyRounds < 2 {
+		return ""
+	}
+	return fmt.Sprintf("The kinds take turns in %d rounds of a %d ms window each, every round starting one kind further on; acquisitions/s and every per-acquisition figure are medians over the rounds (in brackets the lowest and highest round's), and the waits, per-worker counts and commands are the round's whose acquisitions/s was the median. ",
+		c.ManyRounds, c.ManyWindowMs)
 }
 
 // costLoops says where scenario (a)'s cost columns come from: the

@@ -30,7 +30,9 @@ import (
 //   - Many locks (scenario c): the reentrant lock's acquisitions/s at
 //     least the best go-redis peer's (redsync's, redislock's); each relock
 //     kind's client CPU per acquisition at most redislock's (tuned), its
-//     Redis CPU at most 1.1 × Redisson's RLock scripts'.
+//     Redis CPU at most 1.1 × Redisson's RLock scripts'. These are
+//     medians of ManyRounds rounds in which the kinds take turns
+//     (mergeRounds).
 //   - The fair lock: no FIFO inversion in any contended cell.
 //   - The semaphore: never more holders than its permits, in any cell;
 //     with 1 permit and 16 workers, Redis CPU per acquisition at most
@@ -228,14 +230,14 @@ func (r *report) manyTargets() []target {
 		if best != nil && c.Kind == "relock reentrant" {
 			out = append(out, target{
 				Goal:     fmt.Sprintf("%s, many locks (%d names, W=%d): acq/s ≥ best go-redis peer's", c.Kind, c.Names, c.Workers),
-				Measured: fmt.Sprintf("%s vs %s %s acq/s (%.2f×)", grouped(c.PerSec), best.Kind, grouped(best.PerSec), c.PerSec/best.PerSec),
+				Measured: fmt.Sprintf("%s vs %s %s acq/s (%.2f×)", ranged(c.PerSec, c.PerSecRange, grouped), best.Kind, ranged(best.PerSec, best.PerSecRange, grouped), c.PerSec/best.PerSec),
 				Met:      c.PerSec >= best.PerSec,
 			})
 		}
 		if lockRef != nil {
 			out = append(out, target{
 				Goal: fmt.Sprintf("%s, many locks: client CPU/acquisition ≤ redislock tuned's", c.Kind),
-				Measured: fmt.Sprintf("%s vs %s (%.2f×); allocations %s vs %s", cpuUs(c.ClientCPUPerAcq), cpuUs(lockRef.ClientCPUPerAcq),
+				Measured: fmt.Sprintf("%s vs %s (%.2f×); allocations %s vs %s", ranged(c.ClientCPUPerAcq, c.ClientCPURange, cpuUs), ranged(lockRef.ClientCPUPerAcq, lockRef.ClientCPURange, cpuUs),
 					c.ClientCPUPerAcq/lockRef.ClientCPUPerAcq, num(c.AllocsPerAcq), num(lockRef.AllocsPerAcq)),
 				Met: c.ClientCPUPerAcq <= lockRef.ClientCPUPerAcq,
 			})
@@ -243,7 +245,7 @@ func (r *report) manyTargets() []target {
 		if ref != nil {
 			out = append(out, target{
 				Goal:     fmt.Sprintf("%s, many locks: Redis CPU/acquisition ≤ 1.1 × Redisson's RLock scripts'", c.Kind),
-				Measured: fmt.Sprintf("%s vs %s (%.2f×)", cpuUs(c.RedisCPUPerAcq), cpuUs(ref.RedisCPUPerAcq), c.RedisCPUPerAcq/ref.RedisCPUPerAcq),
+				Measured: fmt.Sprintf("%s vs %s (%.2f×)", ranged(c.RedisCPUPerAcq, c.RedisCPURange, cpuUs), ranged(ref.RedisCPUPerAcq, ref.RedisCPURange, cpuUs), c.RedisCPUPerAcq/ref.RedisCPUPerAcq),
 				Met:      c.RedisCPUPerAcq <= 1.1*ref.RedisCPUPerAcq,
 			})
 		}
