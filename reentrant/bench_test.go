@@ -3,6 +3,7 @@ package reentrant_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/relock-go/relock"
@@ -131,5 +132,23 @@ func BenchmarkContended(b *testing.B) {
 		if err := <-errs; err != nil {
 			b.Error(err)
 		}
+	}
+}
+
+// BenchmarkNew is what a Mutex costs to make, as code that locks many
+// names makes one per name, or per call.
+func BenchmarkNew(b *testing.B) {
+	rc := newClient(b, nil)
+	names := make([]string, 1000)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s:%d", redistest.Key(b), i)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if reentrant.New(rc, names[i%len(names)], nil) == nil {
+			b.Fatal("nil Mutex")
+		}
+		i++
 	}
 }
