@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -51,11 +52,13 @@ type config struct {
 	SharedGoroutines int `json:"shared_goroutines_per_client"`
 	UncontendedOps   int `json:"uncontended_ops"`
 	// Scenario (a)'s cost figures are the medians of UncontendedRounds
-	// rounds of UncontendedOps / UncontendedRounds calls per kind, the
-	// kinds interleaved in each.
-	UncontendedRounds int `json:"uncontended_rounds"`
-	ManyNames         int `json:"many_names"`
-	ManyWorkers       int `json:"many_workers"`
+	// rounds of UncontendedCostOps / UncontendedRounds calls per kind
+	// (UncontendedOps in results.json written before it was recorded),
+	// the kinds interleaved in each.
+	UncontendedRounds  int `json:"uncontended_rounds"`
+	UncontendedCostOps int `json:"uncontended_cost_ops,omitempty"`
+	ManyNames          int `json:"many_names"`
+	ManyWorkers        int `json:"many_workers"`
 	// Scenario (c) runs ManyRounds rounds of a ManyWindow window per
 	// kind, the kinds taking turns, and reports medians (mergeRounds).
 	ManyRounds     int           `json:"many_rounds"`
@@ -86,6 +89,10 @@ type config struct {
 	OvershootDeadlineMs int           `json:"overshoot_deadline_ms"`
 }
 
+// costOps is how many Lock+Unlock calls per kind scenario (a)'s cost
+// rounds run in all.
+func (c config) costOps() int { return cmp.Or(c.UncontendedCostOps, c.UncontendedOps) }
+
 func fullConfig() config {
 	return config{
 		CellDuration:      2500 * time.Millisecond,
@@ -96,26 +103,28 @@ func fullConfig() config {
 		SharedClients:     4,
 		SharedGoroutines:  8,
 		UncontendedOps:    3000,
-		UncontendedRounds: 7,
-		ManyNames:         1000,
-		ManyWorkers:       64,
-		ManyRounds:        5,
-		ManyWindow:        time.Second,
-		WatchdogLocks:     10000,
-		WatchdogLease:     3 * time.Second,
-		WatchdogRounds:    3,
-		Waiters:           10000,
-		WaiterLocks:       100,
-		WaitSettle:        1500 * time.Millisecond,
-		WaitMeasure:       2 * time.Second,
-		SemaphorePermits:  []int{1, 4},
-		SemaphoreWorkers:  []int{4, 16},
-		LatchAwaiters:     1000,
-		LatchClients:      10,
-		LatchRounds:       5,
-		LatchSettle:       200 * time.Millisecond,
-		OvershootRuns:     20,
-		OvershootDeadline: 200 * time.Millisecond,
+		UncontendedRounds: 11,
+		// 800 calls a round: about 0.1 s of each kind's loop.
+		UncontendedCostOps: 8800,
+		ManyNames:          1000,
+		ManyWorkers:        64,
+		ManyRounds:         5,
+		ManyWindow:         time.Second,
+		WatchdogLocks:      10000,
+		WatchdogLease:      3 * time.Second,
+		WatchdogRounds:     3,
+		Waiters:            10000,
+		WaiterLocks:        100,
+		WaitSettle:         1500 * time.Millisecond,
+		WaitMeasure:        2 * time.Second,
+		SemaphorePermits:   []int{1, 4},
+		SemaphoreWorkers:   []int{4, 16},
+		LatchAwaiters:      1000,
+		LatchClients:       10,
+		LatchRounds:        5,
+		LatchSettle:        200 * time.Millisecond,
+		OvershootRuns:      20,
+		OvershootDeadline:  200 * time.Millisecond,
 	}
 }
 

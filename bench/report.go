@@ -645,7 +645,7 @@ func costLoops(c config) string {
 	}
 	return fmt.Sprintf("The last columns come from %d rounds in which every lock in turn, in an order shuffled each round, runs %d Lock+Unlock calls back to back after a garbage collection, without the PINGs and empty scripts, which would count in them; "+
 		"each is the median over the rounds, with the lowest and highest round in brackets where they differ: a burst of load on the machine then spoils a round of a few locks, which the median leaves out, not one lock's whole measurement. ",
-		c.UncontendedRounds, c.UncontendedOps/c.UncontendedRounds)
+		c.UncontendedRounds, c.costOps()/c.UncontendedRounds)
 }
 
 // over renders v as a multiple of ref, "–" without both.

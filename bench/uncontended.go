@@ -180,7 +180,7 @@ func (e *env) latencyLoop(x *uncontendedRow) error {
 
 // costRounds measures what one Lock+Unlock costs each row without an
 // error: UncontendedRounds rounds, each running every such row's chunk of
-// UncontendedOps / UncontendedRounds calls back to back, in an order
+// costOps / UncontendedRounds calls back to back, in an order
 // shuffled anew each round, and each figure is the median over the
 // rounds. On a shared machine a burst of load then spoils one round of a
 // few rows, which the median leaves out, instead of one row's only loop;
@@ -188,7 +188,7 @@ func (e *env) latencyLoop(x *uncontendedRow) error {
 // so that every run shuffles alike.
 func (e *env) costRounds(rows []uncontendedRow) {
 	rounds := max(1, e.cfg.UncontendedRounds)
-	n := max(1, e.cfg.UncontendedOps/rounds)
+	n := max(1, e.cfg.costOps()/rounds)
 	costs := make([][]opCost, len(rows))
 	order := make([]int, len(rows))
 	for i := range order {
