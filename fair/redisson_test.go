@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/internal/testing/locktest"
 	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
@@ -69,38 +70,6 @@ end
 return ttl
 `)
 
-// Redisson's fair unlock. KEYS as fair_prelude.lua's; ARGV: lease ms,
-// field, now ms. It wakes the head with "0" on the head's own channel.
-var redissonUnlock = redis.NewScript(`
-while true do
-	local head = redis.call('lindex', KEYS[2], 0)
-	if not head then break end
-	if tonumber(redis.call('zscore', KEYS[3], head)) > tonumber(ARGV[3]) then break end
-	redis.call('zrem', KEYS[3], head)
-	redis.call('lpop', KEYS[2])
-end
-local function wake()
-	local head = redis.call('lindex', KEYS[2], 0)
-	if head then
-		redis.call('publish', KEYS[4] .. ':' .. head, '0')
-	end
-end
-if redis.call('exists', KEYS[1]) == 0 then
-	wake()
-	return 1
-end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-	return nil
-end
-if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then
-	redis.call('pexpire', KEYS[1], ARGV[1])
-	return 0
-end
-redis.call('del', KEYS[1])
-wake()
-return 1
-`)
-
 func newRedissonWaiter(t *testing.T, raw *redis.Client, name string) *redissonWaiter {
 	t.Helper()
 	queue, timeouts := queueKeys(name)
@@ -132,7 +101,7 @@ func (w *redissonWaiter) acquire(t *testing.T) bool {
 func (w *redissonWaiter) unlock(t *testing.T) {
 	t.Helper()
 	now := strconv.FormatInt(time.Now().UnixMilli(), 10)
-	if n, err := redissonUnlock.Run(context.Background(), w.raw, w.keys, 30000, w.field, now).Int64(); err != nil || n != 1 {
+	if n, err := locktest.RedissonFairUnlock.Run(context.Background(), w.raw, w.keys, 30000, w.field, now).Int64(); err != nil || n != 1 {
 		t.Fatalf("Redisson unlock = %d, %v", n, err)
 	}
 }

@@ -27,12 +27,12 @@ import (
 // waiter's deadline (or the lock's PTTL from now) plus one wait, and
 // replies that ttl. Its unlock is RFairLock's: the last hold deletes the
 // hash and publishes "0" on the queue head's own channel,
-// "<lock channel>:<head field>". "now" is the client's clock.
+// "<lock channel>:<head field>" (locktest.RedissonFairUnlock). "now" is
+// the client's clock.
 //
 // KEYS: lock, queue, timeout set, channel prefix. Acquire's ARGV: lease
 // ms, field, wait ms, now ms; unlock's: lease ms, field, now ms.
-var (
-	redissonFairAcquire = redis.NewScript(`
+var redissonFairAcquire = redis.NewScript(`
 local now = tonumber(ARGV[4])
 while true do
 	local head = redis.call('lindex', KEYS[2], 0)
@@ -71,38 +71,6 @@ if redis.call('zadd', KEYS[3], ttl + tonumber(ARGV[3]) + now, ARGV[2]) == 1 then
 end
 return ttl
 `)
-	redissonFairUnlock = redis.NewScript(`
-local now = tonumber(ARGV[3])
-while true do
-	local head = redis.call('lindex', KEYS[2], 0)
-	if not head then break end
-	local due = redis.call('zscore', KEYS[3], head)
-	if not due or tonumber(due) > now then break end
-	redis.call('zrem', KEYS[3], head)
-	redis.call('lpop', KEYS[2])
-end
-local function wake_head()
-	local head = redis.call('lindex', KEYS[2], 0)
-	if head then
-		redis.call('publish', KEYS[4] .. ':' .. head, '0')
-	end
-end
-if redis.call('exists', KEYS[1]) == 0 then
-	wake_head()
-	return 1
-end
-if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-	return nil
-end
-if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then
-	redis.call('pexpire', KEYS[1], ARGV[1])
-	return 0
-end
-redis.call('del', KEYS[1])
-wake_head()
-return 1
-`)
-)
 
 // A redissonFair is one thread of a Redisson client on a
 // RedissonNonReentrantFairLock: its field and its own channel, where
@@ -140,7 +108,7 @@ func (r *redissonFair) acquire(t *testing.T) bool {
 
 func (r *redissonFair) unlock(t *testing.T) {
 	t.Helper()
-	if n, err := redissonFairUnlock.Run(context.Background(), r.raw, r.keys, 30000, r.field, nowMs()).Int64(); err != nil || n != 1 {
+	if n, err := locktest.RedissonFairUnlock.Run(context.Background(), r.raw, r.keys, 30000, r.field, nowMs()).Int64(); err != nil || n != 1 {
 		t.Fatalf("Redisson unlock = %d, %v; want 1", n, err)
 	}
 }
