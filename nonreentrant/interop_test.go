@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/testing/locktest"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/nonreentrant"
 	"github.com/relock-go/relock/reentrant"
@@ -19,10 +20,9 @@ import (
 // DESIGN.md sections 4 and 4a: its acquire takes a free hash (reply nil),
 // refuses its own owner with the error NON_REENTRANT_REACQUIRE, or
 // replies the PTTL; its unlock is RLock's, whose last release deletes
-// the hash and publishes "0" on the lock's channel. KEYS: lock, channel;
-// ARGV: lease ms, field.
-var (
-	redissonAcquire = redis.NewScript(`
+// the hash and publishes "0" on the lock's channel
+// (locktest.RedissonUnlock). KEYS: lock, channel; ARGV: lease ms, field.
+var redissonAcquire = redis.NewScript(`
 if redis.call('exists', KEYS[1]) == 0 then
 	redis.call('hincrby', KEYS[1], ARGV[2], 1)
 	redis.call('pexpire', KEYS[1], ARGV[1])
@@ -32,18 +32,6 @@ if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	return redis.error_reply('NON_REENTRANT_REACQUIRE')
 end
 return redis.call('pttl', KEYS[1])`)
-	redissonUnlock = redis.NewScript(`
-if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-	return nil
-end
-if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then
-	redis.call('pexpire', KEYS[1], ARGV[1])
-	return 0
-end
-redis.call('del', KEYS[1])
-redis.call('publish', KEYS[2], '0')
-return 1`)
-)
 
 // redissonAcquireOnce runs Redisson's acquire for field and reports
 // whether it took the lock.
@@ -61,7 +49,7 @@ func redissonAcquireOnce(t *testing.T, raw *redis.Client, name, field string) bo
 
 func redissonUnlockOnce(t *testing.T, raw *redis.Client, name, field string) {
 	t.Helper()
-	if err := redissonUnlock.Run(context.Background(), raw, []string{name, channelOf(name)}, 30000, field).Err(); err != nil {
+	if err := locktest.RedissonUnlock.Run(context.Background(), raw, []string{name, channelOf(name)}, 30000, field).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -10,37 +10,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/testing/locktest"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/spinlock"
 )
 
-// A Redisson RLock client, played from the facts of DESIGN.md section 4:
-// its acquire takes or re-enters the hash (reply nil) or replies the
-// PTTL; its last unlock deletes the hash and publishes "0" on the lock's
-// channel. KEYS: lock, channel; ARGV: lease ms, field.
-var (
-	redissonAcquire = redis.NewScript(`
-if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
-	redis.call('hincrby', KEYS[1], ARGV[2], 1)
-	redis.call('pexpire', KEYS[1], ARGV[1])
-	return nil
-end
-return redis.call('pttl', KEYS[1])`)
-	redissonUnlock = redis.NewScript(`
-if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
-	return nil
-end
-if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then
-	redis.call('pexpire', KEYS[1], ARGV[1])
-	return 0
-end
-redis.call('del', KEYS[1])
-redis.call('publish', KEYS[2], '0')
-return 1`)
-)
-
-// redisson is one thread of a Redisson client: its field is a version-4
+// redisson is one thread of a Redisson RLock client, played with
+// locktest.RedissonAcquire and RedissonUnlock: its field is a version-4
 // UUID and a thread id.
 type redisson struct {
 	raw   *redis.Client
@@ -55,7 +32,7 @@ func newRedisson(raw *redis.Client, name string) *redisson {
 // acquire reports whether Redisson's acquire took the lock.
 func (r *redisson) acquire(t *testing.T) bool {
 	t.Helper()
-	err := redissonAcquire.Run(context.Background(), r.raw, r.keys, 30000, r.field).Err()
+	err := locktest.RedissonAcquire.Run(context.Background(), r.raw, r.keys, 30000, r.field).Err()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return true
@@ -67,7 +44,7 @@ func (r *redisson) acquire(t *testing.T) bool {
 
 func (r *redisson) unlock(t *testing.T) {
 	t.Helper()
-	if err := redissonUnlock.Run(context.Background(), r.raw, r.keys, 30000, r.field).Err(); err != nil {
+	if err := locktest.RedissonUnlock.Run(context.Background(), r.raw, r.keys, 30000, r.field).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,6 +2,44 @@ package locktest
 
 import "github.com/redis/go-redis/v9"
 
+// The scripts of a Redisson client, played by tests that check relock's
+// locks against Redisson's own records; a lock package whose Redisson
+// counterpart differs plays its own.
+
+// RedissonAcquire plays Redisson's RLock acquire (RedissonLock
+// tryLockInnerAsync), from the facts of DESIGN.md section 4: it takes a
+// free lock or re-enters the caller's hold, one hold more with the lease
+// reset, or replies the lock's PTTL.
+//
+// KEYS: lock. ARGV: lease ms, field. Reply: nil when the caller holds the
+// lock now; otherwise the PTTL in ms.
+var RedissonAcquire = redis.NewScript(`
+if redis.call('exists', KEYS[1]) == 0 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+	redis.call('hincrby', KEYS[1], ARGV[2], 1)
+	redis.call('pexpire', KEYS[1], ARGV[1])
+	return nil
+end
+return redis.call('pttl', KEYS[1])`)
+
+// RedissonUnlock plays Redisson's RLock unlock (unlockInnerAsync): it
+// releases one hold of the field, and the last deletes the hash and
+// publishes "0" on the lock's channel.
+//
+// KEYS: lock, channel (redisson_lock__channel:{<name>}). ARGV: lease ms,
+// field. Reply: nil when the field holds nothing; 0 when holds remain
+// (the lease reset); 1 when that was the last.
+var RedissonUnlock = redis.NewScript(`
+if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then
+	return nil
+end
+if redis.call('hincrby', KEYS[1], ARGV[2], -1) > 0 then
+	redis.call('pexpire', KEYS[1], ARGV[1])
+	return 0
+end
+redis.call('del', KEYS[1])
+redis.call('publish', KEYS[2], '0')
+return 1`)
+
 // RedissonFairUnlock plays Redisson's RFairLock unlock (RedissonFairLock
 // unlockInnerAsync, which RedissonNonReentrantFairLock keeps), written
 // here from the facts in docs/redisson-facts.md: it first drops the queue
