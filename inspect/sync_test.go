@@ -8,7 +8,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,16 +21,6 @@ import (
 	"github.com/relock-go/relock/permits"
 	"github.com/relock-go/relock/semaphore"
 )
-
-// background runs f in a goroutine until it returns or t ends: t's
-// cleanup cancels its context and waits for it.
-func background(t testing.TB, f func(ctx context.Context)) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { f(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
-}
 
 // redissonPermit adds a permit as Redisson's tryAcquire(lease) does: the
 // count decremented, a random 16-byte id scored with its expiry in epoch
@@ -67,7 +56,7 @@ func TestPermits(t *testing.T) {
 	foreign := redissonPermit(t, raw, name, time.Now().Add(time.Hour))
 	waiterClient := newClient(t, srv)
 	waiter := permits.New(waiterClient, name, nil)
-	background(t, func(ctx context.Context) {
+	redistest.Background(t, func(ctx context.Context) {
 		if p, err := waiter.Acquire(ctx); err == nil {
 			p.Release(bg)
 		}
@@ -106,7 +95,7 @@ func TestSemaphoreAndLatch(t *testing.T) {
 	if l := read(t, raw, semName); l.Kind != inspect.KindCount || *l.Count != 0 {
 		t.Fatalf("an idle semaphore = %+v, want a count of 0", l)
 	}
-	background(t, func(ctx context.Context) {
+	redistest.Background(t, func(ctx context.Context) {
 		if sem.Acquire(ctx, 2) == nil {
 			sem.Release(bg, 2)
 		}
@@ -121,7 +110,7 @@ func TestSemaphoreAndLatch(t *testing.T) {
 	if _, err := done.TrySetCount(bg, 3); err != nil {
 		t.Fatal(err)
 	}
-	background(t, func(ctx context.Context) { _ = done.Await(ctx) })
+	redistest.Background(t, func(ctx context.Context) { _ = done.Await(ctx) })
 	eventually(t, "a latch awaiter", func() bool { return read(t, raw, latchName).Kind == inspect.KindLatch })
 	if l := read(t, raw, latchName); *l.Count != 3 {
 		t.Fatalf("latch = %+v, want a count of 3", l)
@@ -155,7 +144,7 @@ func TestElection(t *testing.T) {
 		t.Fatal(err)
 	}
 	candidate := election.New(newClient(t, srv), name, nil)
-	background(t, func(ctx context.Context) {
+	redistest.Background(t, func(ctx context.Context) {
 		if lead, err := candidate.Campaign(ctx, "host-c"); err == nil {
 			candidate.Resign(lead)
 		}

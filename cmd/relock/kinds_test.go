@@ -6,7 +6,6 @@ import (
 	"errors"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,16 +20,6 @@ import (
 	"github.com/relock-go/relock/permits"
 	"github.com/relock-go/relock/semaphore"
 )
-
-// background runs f until it returns or t ends, which cancels its
-// context and waits for it.
-func background(t testing.TB, f func(ctx context.Context)) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { f(ctx) })
-	t.Cleanup(func() { cancel(); wg.Wait() })
-}
 
 // TestKinds shows a semaphore with a waiter, expirable permits, a latch
 // with an awaiter and an election with inspect, and lists each with its
@@ -53,7 +42,7 @@ func TestKinds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sem.Release(bg, 1) })
-	background(t, func(ctx context.Context) {
+	redistest.Background(t, func(ctx context.Context) {
 		if sem.Acquire(ctx, 1) == nil {
 			sem.Release(bg, 1)
 		}
@@ -71,7 +60,7 @@ func TestKinds(t *testing.T) {
 	if _, err := l.TrySetCount(bg, 2); err != nil {
 		t.Fatal(err)
 	}
-	background(t, func(ctx context.Context) { _ = l.Await(ctx) })
+	redistest.Background(t, func(ctx context.Context) { _ = l.Await(ctx) })
 	e := election.New(rc, electName, nil)
 	lead, err := e.Campaign(bg, "host-a")
 	if err != nil {

@@ -1,14 +1,12 @@
 package clustertest_test
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,6 +21,7 @@ import (
 	"github.com/relock-go/relock/election"
 	"github.com/relock-go/relock/fair"
 	"github.com/relock-go/relock/inspect"
+	"github.com/relock-go/relock/internal/testing/clitest"
 	"github.com/relock-go/relock/internal/testing/locktest"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/latch"
@@ -153,7 +152,7 @@ func TestFindEveryMaster(t *testing.T) {
 		t.Fatalf("records %v on masters %v, want 21 records over 3 masters", want, masters)
 	}
 
-	bin := buildCLI(t)
+	bin := clitest.Build(t)
 	seeds := []string{"-cluster", strings.Join(c.Addrs(), ",")}
 	out := runCLI(t, bin, append(seeds, "list", pattern)...)
 	for name, kind := range want {
@@ -278,7 +277,7 @@ func TestDoctorAcrossMasters(t *testing.T) {
 
 	// The command scans the whole cluster, where other tests' records
 	// may be: its report must hold these findings, with this exit.
-	out, errs, code := runCLICode(t, buildCLI(t), "-cluster", strings.Join(c.Addrs(), ","), "doctor")
+	out, errs, code := clitest.Run(t, clitest.Build(t), "-cluster", strings.Join(c.Addrs(), ","), "doctor")
 	if code != 4 || !strings.Contains(errs, "doctor found problems") {
 		t.Fatalf("doctor: exit %d, stderr %q, want 4", code, errs)
 	}
@@ -356,24 +355,4 @@ func settle(t *testing.T, check func() error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// runCLICode runs the command with args, bounded in time, and returns
-// its output and exit status, for runs that may fail.
-func runCLICode(t *testing.T, bin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var out, errs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errs
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("relock %v: %v", args, err)
-	}
-	return out.String(), errs.String(), code
 }

@@ -1,11 +1,8 @@
 package clustertest_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/relock-go/relock/fair"
 	"github.com/relock-go/relock/inspect"
+	"github.com/relock-go/relock/internal/testing/clitest"
 	"github.com/relock-go/relock/internal/testing/locktest"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/reentrant"
@@ -96,7 +94,7 @@ func TestInspect(t *testing.T) {
 	}
 
 	t.Run("CLI", func(t *testing.T) {
-		bin := buildCLI(t)
+		bin := clitest.Build(t)
 		seeds := strings.Join(c.Addrs(), ",")
 		cli := func(args ...string) string {
 			t.Helper()
@@ -152,7 +150,7 @@ func TestInspectSentinel(t *testing.T) {
 		return rdb.ZCard(bg, "relock_lock_waiters:{"+name+"}").Val() == 1
 	})
 
-	bin := buildCLI(t)
+	bin := clitest.Build(t)
 	conn := []string{"-sentinel", strings.Join(s.SentinelAddrs(), ","), "-master", redistest.MasterName}
 	out := runCLI(t, bin, append(conn, "inspect", name)...)
 	if !strings.Contains(out, holder.ID()) || !strings.Contains(out, waiter.ID()) {
@@ -171,29 +169,15 @@ func TestInspectSentinel(t *testing.T) {
 	gotWithin(t, acquired, time.Now())
 }
 
-// buildCLI builds the relock command into t's temporary directory.
-func buildCLI(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "relock")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/relock-go/relock/cmd/relock").CombinedOutput(); err != nil {
-		t.Fatalf("building the command: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// runCLI runs the command with args, bounded in time, and returns its
-// output, failing t unless it succeeds with nothing on stderr.
+// runCLI runs the command with args and returns its output, failing t
+// unless it succeeds with nothing on stderr.
 func runCLI(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var out, errs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errs
-	if err := cmd.Run(); err != nil || errs.Len() > 0 {
-		t.Fatalf("relock %v: %v, stderr %q", args, err, errs.String())
+	out, errs, code := clitest.Run(t, bin, args...)
+	if code != 0 || errs != "" {
+		t.Fatalf("relock %v: exit %d, stderr %q", args, code, errs)
 	}
-	return out.String()
+	return out
 }
 
 // gotWithin checks that a waiter's Lock, reporting on acquired, got the

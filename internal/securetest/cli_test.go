@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/testing/clitest"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/reentrant"
 )
@@ -37,10 +37,7 @@ func TestCLIOverTLS(t *testing.T) {
 	tc := redistest.WriteCerts(t, dir)
 	tlsFlags := []string{"-tls", "-cacert", filepath.Join(dir, "ca.crt"),
 		"-cert", filepath.Join(dir, "client.crt"), "-key", filepath.Join(dir, "client.key")}
-	bin := filepath.Join(t.TempDir(), "relock")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/relock-go/relock/cmd/relock").CombinedOutput(); err != nil {
-		t.Fatalf("building the command: %v\n%s", err, out)
-	}
+	bin := clitest.Build(t)
 	bg := context.Background()
 
 	t.Run("Cluster", func(t *testing.T) {
@@ -244,7 +241,7 @@ func freePort() (int, error) {
 // output, failing t unless it succeeds with nothing on stderr.
 func ok(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	out, errs, code := run(t, bin, args...)
+	out, errs, code := clitest.Run(t, bin, args...)
 	if code != 0 || errs != "" {
 		t.Fatalf("relock %v: exit %d, stderr %q", args, code, errs)
 	}
@@ -254,26 +251,8 @@ func ok(t *testing.T, bin string, args ...string) string {
 // refused checks that the command, run without TLS, cannot reach Redis.
 func refused(t *testing.T, bin string, args ...string) {
 	t.Helper()
-	_, errs, code := run(t, bin, append([]string{"-timeout", "1s"}, args...)...)
+	_, errs, code := clitest.Run(t, bin, append([]string{"-timeout", "1s"}, args...)...)
 	if code != 1 || !strings.Contains(errs, "cannot reach Redis") {
 		t.Fatalf("relock %v without TLS: exit %d, stderr %q, want 1 and cannot reach", args, code, errs)
 	}
-}
-
-func run(t *testing.T, bin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var out, errs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errs
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("relock %v: %v", args, err)
-	}
-	return out.String(), errs.String(), code
 }
