@@ -20,9 +20,10 @@ import (
 //
 // A prelude is a sequence of definitions, each its comment, then
 // "local function <name>(...)" up to its closing "end" in the first
-// column, or one line "local <name> = ..." or "local <name>". link panics
-// on a prelude it cannot read so: preludes are constants of this package,
-// and the panic fails every test that loads it.
+// column, or one line "local <name> = <value>" (a value with no other
+// effect, since an unused one is left out) or "local <name>". link
+// panics on a prelude it cannot read so: preludes are constants of this
+// package, and the panic fails every test that loads it.
 func link(body string, preludes ...string) string {
 	defs := definitions(strings.Join(preludes, "\n"))
 	used := identifiers(body)
