@@ -36,10 +36,15 @@ type Options struct {
 type Mutex struct {
 	l     hashlock.Lock
 	group string
-	// keys are the KEYS of the release scripts: the group's hash and its
-	// channel (redisson_lock__channel:{<group>}); boxed holds them boxed.
-	keys  [2]string
-	boxed [2]any
+	// keys are the group's hash and its channel
+	// (redisson_lock__channel:{<group>}), the KEYS of the release
+	// scripts, and the record of given-up attempts on the group
+	// (hashlock.Lock.Gone), the acquire's second; boxed holds them boxed.
+	keys  [3]string
+	boxed [3]any
+	// acquireKeys and acquireBoxed are the acquire's KEYS.
+	acquireKeys  [2]string
+	acquireBoxed [2]any
 	// fields are the values' fields in sorted order, boxed once for
 	// every call's ARGV.
 	fields                  []any
@@ -74,14 +79,18 @@ func New(rc *relock.Client, group string, values []string, opts *Options) *Mutex
 	if err != nil {
 		m.l.Err = err
 	}
-	m.keys = [2]string{group, layout.GroupLockChannel(group)}
+	// Attempts are given up on the group, whose slot the record must
+	// share, not on the set's name.
+	m.l.Gone = layout.LockGone(group)
+	m.keys = [3]string{group, layout.GroupLockChannel(group), m.l.Gone}
 	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
 	m.fields = make([]any, len(fields))
 	for i, f := range fields {
 		m.fields[i] = f
 	}
-	m.acquireCall.Bind(scripts.GroupAcquire(), m.keys[:1], boxed[:1])
-	m.unlockCall.Bind(scripts.GroupUnlock(), m.keys[:], boxed)
+	m.acquireKeys, m.acquireBoxed = [2]string{m.keys[0], m.keys[2]}, [2]any{boxed[0], boxed[2]}
+	m.acquireCall.Bind(scripts.GroupAcquire(), m.acquireKeys[:], m.acquireBoxed[:])
+	m.unlockCall.Bind(scripts.GroupUnlock(), m.keys[:2], boxed[:2])
 	m.l.Ops = (*ops)(m)
 	return m
 }

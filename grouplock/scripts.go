@@ -16,12 +16,13 @@ func (o *ops) args(head ...any) []any {
 	return append(append(make([]any, 0, len(head)+len(o.fields)), head...), o.fields...)
 }
 
-// Acquire runs the acquire script once: it replies 1 (acquired) or {ms}
+// Acquire runs the acquire script once: it replies 1 (acquired), 0
+// (late: hashlock.Result.Late) or {ms}
 // (the wait until the taken values' leases run out) and leaves nothing
 // behind a failed attempt, so every mode is the same attempt. There is no
 // registry of waiters: all of them listen on the group's channel.
-func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode) (hashlock.Result, error) {
-	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.args(o.l.LeaseArg(), f.Arg)...)
+func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode, attempt int64) (hashlock.Result, error) {
+	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.args(o.l.LeaseArg(), f.Arg, attempt)...)
 	if err != nil || core.OneReply(reply) {
 		return hashlock.Result{Acquired: err == nil}, err
 	}
@@ -40,7 +41,7 @@ func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, 
 }
 
 func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, o.l.C.Redis, scripts.GroupForceUnlock(), o.keys[:], o.args(o.l.C.PublishArg())...)
+	return core.Eval(ctx, o.l.C.Redis, scripts.GroupForceUnlock(), o.keys[:2], o.args(o.l.C.PublishArg())...)
 }
 
 // Renewal renews every value of the set while the owner holds them all.

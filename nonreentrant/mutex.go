@@ -31,12 +31,13 @@ type Mutex struct {
 	// keys are the KEYS of the release scripts: the lock, its channel
 	// (redisson_lock__channel:{<name>}) and its waiters
 	// (relock_lock_waiters:{<name>}); acquireKeys the acquire script's:
-	// the lock and the waiters. The boxed arrays hold them boxed for the
+	// the lock, the waiters and the record of given-up attempts
+	// (hashlock.Lock.Gone). The boxed arrays hold them boxed for the
 	// calls. Arrays, so that a Mutex is one allocation and its names.
 	keys                    [3]string
-	acquireKeys             [2]string
+	acquireKeys             [3]string
 	boxed                   [3]any
-	acquireBoxed            [2]any
+	acquireBoxed            [3]any
 	acquireCall, unlockCall core.Call
 	// clientChannel: "<channel>:<client id>", where the client's waiters
 	// are woken one at a time (Channel).
@@ -61,8 +62,8 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	channel, waiters := layout.LockChannel(name), layout.LockWaiters(name)
 	m.keys = [3]string{name, channel, waiters}
 	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
-	m.acquireKeys = [2]string{name, waiters}
-	m.acquireBoxed = [2]any{boxed[0], boxed[2]}
+	m.acquireKeys = [3]string{name, waiters, m.l.Gone}
+	m.acquireBoxed = [3]any{boxed[0], boxed[2], m.l.Gone}
 	m.acquireCall.Bind(scripts.NonReentrantAcquire(), m.acquireKeys[:], m.acquireBoxed[:])
 	m.unlockCall.Bind(scripts.Unlock(), m.keys[:], boxed)
 	if m.l.C != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/relock-go/relock/scripts"
 )
 
-// Acquire runs the acquire script once. Its replies: 1 (acquired),
-// {PTTL, foreign}, or the error hashlock.Reacquire, which refuses the
+// Acquire runs the acquire script once. Its replies: 1 (acquired), 0
+// (late: hashlock.Result.Late), {PTTL, foreign}, or the error hashlock.Reacquire, which refuses the
 // wait. A
 // listening waiter registers (hashlock.Join); one whose owner holds
 // nothing on this client takes a grant it finds (hashlock.Queued); a Try
@@ -22,16 +22,19 @@ import (
 // was lost, or a grant another call of the owner is about to take): a
 // refusal counts no hold, so it cannot leave Redis a hold ahead of the
 // client, which is all Claim is for.
-func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
+func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode, attempt int64) (hashlock.Result, error) {
 	if mode == hashlock.Claim {
 		mode = hashlock.Try
 	}
-	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg())
+	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
 	if r, ok := hashlock.Reentry(err); ok {
 		return r, nil
 	}
 	if err != nil || core.OneReply(reply) {
 		return hashlock.Result{Acquired: err == nil}, err
+	}
+	if reply == hashlock.LateReply {
+		return hashlock.Result{Late: true}, nil
 	}
 	r, ok := reply.([]any)
 	if !ok || len(r) != 2 {

@@ -36,12 +36,15 @@ type Mutex struct {
 	// keys are the KEYS of the release scripts: the lock, its channel
 	// (redisson_lock__channel:{<name>}) and its waiters
 	// (relock_lock_waiters:{<name>}); acquireKeys the acquire script's:
-	// the lock, the waiters and, with fencing, the token counter
-	// (redisson_lock_token:{<name>}). The boxed arrays hold them boxed
+	// the lock, the waiters, with fencing the token counter
+	// (redisson_lock_token:{<name>}), and the record of given-up
+	// attempts (hashlock.Lock.Gone). The boxed arrays hold them boxed
 	// for the calls. Arrays, so that a Mutex is one allocation and its
 	// names.
-	keys, acquireKeys       [3]string
-	boxed, acquireBoxed     [3]any
+	keys                    [3]string
+	acquireKeys             [4]string
+	boxed                   [3]any
+	acquireBoxed            [4]any
 	acquireCall, unlockCall core.Call
 	// clientChannel: "<channel>:<client id>", where the client's waiters
 	// are woken one at a time (Channel).
@@ -67,14 +70,16 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	channel, waiters := layout.LockChannel(name), layout.LockWaiters(name)
 	m.keys = [3]string{name, channel, waiters}
 	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
-	m.acquireKeys = [3]string{name, waiters}
-	m.acquireBoxed = [3]any{boxed[0], boxed[2]}
+	m.acquireKeys = [4]string{name, waiters}
+	m.acquireBoxed = [4]any{boxed[0], boxed[2]}
 	acquire, n := scripts.Acquire(), 2
 	if o.Fencing {
 		token := layout.LockToken(name)
 		m.acquireKeys[2], m.acquireBoxed[2] = token, token
 		acquire, n = scripts.FencedAcquire(), 3
 	}
+	m.acquireKeys[n], m.acquireBoxed[n] = m.l.Gone, m.l.Gone
+	n++
 	m.acquireCall.Bind(acquire, m.acquireKeys[:n], m.acquireBoxed[:n])
 	m.unlockCall.Bind(scripts.Unlock(), m.keys[:], boxed)
 	if m.l.C != nil {

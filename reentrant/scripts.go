@@ -19,16 +19,16 @@ import (
 // Claim for a try), but for a fenced one, which is never granted the lock
 // (its Ops have no Grants, so it is sent Try and Join only); a Try leaves
 // nothing behind.
-func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
+func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode, attempt int64) (hashlock.Result, error) {
 	c := o.l.C
 	if !o.fencing {
-		reply, err := c.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg())
+		reply, err := c.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
 		if err != nil || core.OneReply(reply) {
 			return hashlock.Result{Acquired: err == nil}, err
 		}
 		return taken(reply, 0)
 	}
-	reply, err := c.RunAcquire(ctx, fencedAcquired, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg())
+	reply, err := c.RunAcquire(ctx, fencedAcquired, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
 	if err != nil {
 		return hashlock.Result{}, err
 	}
@@ -42,6 +42,9 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode)
 // taken reads the {PTTL, foreign} that an acquire replies when the lock
 // is taken, from index i of reply.
 func taken(reply any, i int) (hashlock.Result, error) {
+	if reply == hashlock.LateReply {
+		return hashlock.Result{Late: true}, nil
+	}
 	r, ok := reply.([]any)
 	if !ok || len(r) != i+2 {
 		return hashlock.Result{}, fmt.Errorf("unexpected acquire reply %v", reply)

@@ -30,17 +30,17 @@ func (s *Side) readerOf(field string) string {
 	return field[:len(field)-len(":write")]
 }
 
-func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode) (hashlock.Result, error) {
+func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode, attempt int64) (hashlock.Result, error) {
 	s := (*Side)(o)
 	c, lease, field := s.l.C, s.l.LeaseArg(), f.S
 	var reply any
 	var err error
 	if s.readers {
-		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWReadAcquire(), []string{s.l.Name, s.timeoutPrefix(field)},
-			lease, f.Arg, writerField(field))
+		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWReadAcquire(), []string{s.l.Name, s.timeoutPrefix(field), s.l.Gone},
+			lease, f.Arg, writerField(field), attempt)
 	} else {
-		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWWriteAcquire(), s.keys[:1],
-			lease, f.Arg, s.readerOf(field))
+		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWWriteAcquire(), []string{s.l.Name, s.l.Gone},
+			lease, f.Arg, s.readerOf(field), attempt)
 	}
 	switch {
 	case err != nil || core.OneReply(reply):

@@ -2,6 +2,8 @@
 --
 -- KEYS[1]  lock hash, the user's lock name
 -- KEYS[2]  waiter registry, relock_lock_waiters:{<name>} (waiters_prelude.lua)
+-- KEYS[3]  optional: relock's record of given-up attempts,
+--          relock_lock_gone:{<name>} (bury.lua)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner field, "<client id>:<owner>"
 -- ARGV[3]  "0": register nothing (a single try, or a waiter not yet
@@ -11,12 +13,18 @@
 --          on its client: its field in the hash is a grant (hand_on) to
 --          one of its calls, which it takes as it is, one hold, the lease
 --          reset; "3": as "0" for such an owner, taking its field as "2"
+-- ARGV[4]  optional, with KEYS[3]: the attempt's number, which a give-up
+--          recorded in KEYS[3] makes late
 --
 -- Reply: 1 when the caller now holds the lock (hold count + 1, or with
 -- "2" and "3" its hold as it was; TTL reset to the lease). Otherwise
 -- {pttl, foreign}: the hash's PTTL in milliseconds, which bounds how long
 -- a waiter may sleep before the lock can expire on its own, and 1 when
--- the holder is not a relock client.
+-- the holder is not a relock client. 0 when the attempt is late: relock
+-- gave it up already, and nothing changes.
+if late(KEYS[3], ARGV[2], ARGV[4]) then
+	return 0
+end
 local listening = ARGV[3] == '1' or ARGV[3] == '2'
 local ttl = redis.call('pttl', KEYS[1])
 if ttl == -2 or redis.call('hexists', KEYS[1], ARGV[2]) == 1 then

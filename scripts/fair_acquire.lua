@@ -16,6 +16,9 @@
 -- ARGV[6]  optional; "1" for a non-reentrant lock (Redisson
 --          RedissonNonReentrantFairLock): with ARGV[4] "0" or "1", a
 --          caller whose field is in the hash is refused, not counted
+-- ARGV[7]  optional, with KEYS[5], relock's record of given-up attempts
+--          (acquire.lua; its other KEYS are fair_prelude.lua's): the
+--          attempt's number
 --
 -- Reply: 1 when the caller now holds the lock; the error
 -- NON_REENTRANT_REACQUIRE, Redisson's, when ARGV[6] refuses the caller,
@@ -24,7 +27,11 @@
 -- but an earlier waiter goes first and ms is the time until that waiter
 -- may be dropped. foreign is 1 when the caller joined the queue right
 -- behind a holder or waiter that is not a relock client: that one wakes
--- the caller on the caller's own channel.
+-- the caller on the caller's own channel. 0 when the attempt is late
+-- (acquire.lua): nothing changes.
+if late(KEYS[5], ARGV[2], ARGV[7]) then
+	return 0
+end
 local ttl = redis.call('pttl', KEYS[1])
 local head, now
 if ttl == -2 then

@@ -26,7 +26,7 @@ var (
 // carries the values' fields, each value's hash as Redisson computes it;
 // package grouplock computes them.
 var (
-	groupAcquire     = redis.NewScript(link(groupAcquireSrc, groupPrelude))
+	groupAcquire     = redis.NewScript(link(groupAcquireSrc, relockPrelude, groupPrelude))
 	groupUnlock      = redis.NewScript(link(groupUnlockSrc, groupPrelude))
 	groupRenew       = redis.NewScript(link(groupRenewSrc, groupPrelude))
 	groupForceUnlock = redis.NewScript(link(groupForceUnlockSrc, groupPrelude))

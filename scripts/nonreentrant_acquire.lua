@@ -6,6 +6,7 @@
 --
 -- KEYS[1]  lock hash, the user's lock name
 -- KEYS[2]  waiter registry, relock_lock_waiters:{<name>} (waiters_prelude.lua)
+-- KEYS[3]  optional: relock's record of given-up attempts (acquire.lua)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  owner field, "<client id>:<owner>"
 -- ARGV[3]  "0": register nothing (a single try, or a waiter not yet
@@ -14,6 +15,7 @@
 --          when it acquires; "2": as "1" for an owner that holds nothing
 --          on its client: its field in the hash is a grant (hand_on) to
 --          one of its calls, which it takes as it is, the lease reset
+-- ARGV[4]  optional, with KEYS[3]: the attempt's number (acquire.lua)
 --
 -- Reply: 1 when the caller now holds the lock (hold count 1, TTL set to
 -- the lease). The error NON_REENTRANT_REACQUIRE, Redisson's, when the
@@ -21,7 +23,11 @@
 -- holds the lock already, and nothing changes. Otherwise {pttl, foreign}:
 -- the hash's PTTL in milliseconds, which bounds how long a waiter may
 -- sleep before the lock can expire on its own, and 1 when the holder is
--- not a relock client.
+-- not a relock client. 0 when the attempt is late (acquire.lua): nothing
+-- changes.
+if late(KEYS[3], ARGV[2], ARGV[4]) then
+	return 0
+end
 local ttl = redis.call('pttl', KEYS[1])
 local mine = ttl ~= -2 and redis.call('hexists', KEYS[1], ARGV[2]) == 1
 if mine and ARGV[3] ~= '2' then

@@ -7,13 +7,19 @@
 -- KEYS[2]  the caller's timeout key prefix,
 --          {<name>}:<client id>:<owner>:rwlock_timeout; read hold i has the
 --          string key "<prefix>:<i>" = 1 with its own lease
+-- KEYS[3]  optional: relock's record of given-up attempts (acquire.lua)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  the caller's reader field
 -- ARGV[3]  the caller's writer field: a writer may take read holds
 --          (downgrade)
+-- ARGV[4]  optional, with KEYS[3]: the attempt's number (acquire.lua)
 --
 -- Reply: 1 when the caller now holds one more read hold; otherwise
--- {pttl}, the hash's PTTL in milliseconds (a writer holds the lock).
+-- {pttl}, the hash's PTTL in milliseconds (a writer holds the lock). 0
+-- when the attempt is late (acquire.lua): nothing changes.
+if late(KEYS[3], ARGV[2], ARGV[4]) then
+	return 0
+end
 local mode = redis.call('hget', KEYS[1], 'mode')
 if not mode then
 	redis.call('hset', KEYS[1], 'mode', 'read', ARGV[2], 1)

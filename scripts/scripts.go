@@ -120,8 +120,8 @@ func fair(src string) *redis.Script {
 // Read/write lock (Redisson RReadWriteLock) operations. The write side is
 // renewed with Renew, like a reentrant lock.
 var (
-	rwReadAcquire  = redis.NewScript(rwReadAcquireSrc)
-	rwWriteAcquire = redis.NewScript(rwWriteAcquireSrc)
+	rwReadAcquire  = redis.NewScript(link(rwReadAcquireSrc, relockPrelude))
+	rwWriteAcquire = redis.NewScript(link(rwWriteAcquireSrc, relockPrelude))
 	rwReadUnlock   = redis.NewScript(rwReadUnlockSrc)
 	rwWriteUnlock  = redis.NewScript(rwWriteUnlockSrc)
 	rwReadRenew    = redis.NewScript(rwReadRenewSrc)

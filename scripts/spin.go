@@ -20,7 +20,7 @@ var (
 // The watchdog renews a spin lock with Renew; SpinForceUnlock deletes it
 // as a plain DEL does, and publishes nothing either.
 var (
-	spinAcquire     = redis.NewScript(spinAcquireSrc)
+	spinAcquire     = redis.NewScript(link(spinAcquireSrc, relockPrelude))
 	spinUnlock      = redis.NewScript(spinUnlockSrc)
 	spinForceUnlock = redis.NewScript(spinForceUnlockSrc)
 )

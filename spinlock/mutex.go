@@ -32,10 +32,11 @@ type Options struct {
 // usable: create one with New.
 type Mutex struct {
 	l hashlock.Lock
-	// keys are every script's KEYS, the lock's hash, and boxed the
-	// same boxed for the calls, so that a Mutex is one allocation.
-	keys                               [1]string
-	boxed                              [1]any
+	// keys are the lock's hash, every script's KEYS, and the record of
+	// given-up attempts (hashlock.Lock.Gone), the acquire's second; boxed
+	// holds them boxed for the calls, so that a Mutex is one allocation.
+	keys                               [2]string
+	boxed                              [2]any
 	acquireCall, unlockCall, forceCall core.Call
 }
 
@@ -52,12 +53,13 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	if opts != nil {
 		o = *opts
 	}
-	m := &Mutex{keys: [1]string{name}}
+	m := &Mutex{}
 	m.l.Init("spinlock", rc, name, o.Lease)
-	boxed := core.BoxKeys(m.boxed[:], name)
+	m.keys = [2]string{name, m.l.Gone}
+	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
 	m.acquireCall.Bind(scripts.SpinAcquire(), m.keys[:], boxed)
-	m.unlockCall.Bind(scripts.SpinUnlock(), m.keys[:], boxed)
-	m.forceCall.Bind(scripts.SpinForceUnlock(), m.keys[:], boxed)
+	m.unlockCall.Bind(scripts.SpinUnlock(), m.keys[:1], boxed[:1])
+	m.forceCall.Bind(scripts.SpinForceUnlock(), m.keys[:1], boxed[:1])
 	backoff, err := checked(o.Backoff)
 	if err != nil && m.l.Err == nil {
 		m.l.Err = fmt.Errorf("spinlock: %w", err)

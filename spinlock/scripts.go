@@ -12,8 +12,8 @@ import (
 // Acquire runs the acquire script once. The mode does not matter: a spin
 // lock's waiters neither register nor listen, so every attempt is a
 // plain try.
-func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode) (hashlock.Result, error) {
-	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg)
+func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode, attempt int64) (hashlock.Result, error) {
+	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, attempt)
 	if err != nil || core.OneReply(reply) {
 		return hashlock.Result{Acquired: err == nil}, err
 	}

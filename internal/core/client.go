@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -74,6 +75,9 @@ type Client struct {
 	pubsub  pubsubMode // hub and publish command (transport.go)
 	syncs   syncs      // the masters' reports of their replicas (sync.go)
 	notices notices    // listening for force-unlock notices (notice.go)
+
+	// attempts numbers acquire attempts (NextAttempt).
+	attempts atomic.Int64
 }
 
 // NewClient assembles a client over rdb and starts its watchdog. The hub

@@ -31,10 +31,12 @@ type Mutex struct {
 	// keys are every script's KEYS: the lock hash, the queue
 	// (redisson_lock_queue:{<name>}), the timeout set
 	// (redisson_lock_timeout:{<name>}) and the waiters' channel prefix
-	// (redisson_lock__channel:{<name>}); boxed holds them boxed for the
-	// calls. Arrays, so that a Mutex is one allocation and its names.
-	keys                    [4]string
-	boxed                   [4]any
+	// (redisson_lock__channel:{<name>}), and after them the acquire's
+	// fifth, the record of given-up attempts (hashlock.Lock.Gone);
+	// boxed holds them boxed for the calls. Arrays, so that a Mutex is
+	// one allocation and its names.
+	keys                    [5]string
+	boxed                   [5]any
 	acquireCall, unlockCall core.Call
 	waitArg                 any // the wait timeout in ms, a script argument
 	// clientChannel: "<channel prefix>:<client id>", where the client's
@@ -96,15 +98,19 @@ func (m *Mutex) init(pkg string, rc *relock.Client, name string, lease, waitTime
 	if m.l.C != nil {
 		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
 	}
-	m.keys = [4]string{
+	m.keys = [5]string{
 		name,
 		layout.FairQueue(name),
 		layout.FairTimeouts(name),
 		layout.LockChannel(name),
+		m.l.Gone,
 	}
 	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
 	m.acquireCall.Bind(scripts.FairAcquire(), m.keys[:], boxed)
-	m.unlockCall.Bind(scripts.FairUnlock(), m.keys[:], boxed)
+	m.unlockCall.Bind(scripts.FairUnlock(), m.keys[:4], boxed[:4])
+	// A late attempt may queue the owner: its record lasts as long as a
+	// silent waiter stays queued.
+	m.l.GoneFor = waitTimeout
 	m.l.MaxSleep = waitTimeout / 2
 	m.l.Ops = (*ops)(m)
 	m.l.Grants = true

@@ -13,7 +13,8 @@ import (
 	"github.com/relock-go/relock/scripts"
 )
 
-// Acquire runs the fair acquire script once. Replies: 1 (acquired),
+// Acquire runs the fair acquire script once. Replies: 1 (acquired), 0
+// (late: hashlock.Result.Late),
 // {0, PTTL, foreign} (held), {1, ms, foreign} (free, but the queue head
 // goes first), or in the non-reentrant mode the error hashlock.Reacquire,
 // which refuses the wait. That mode sends a try by an owner that holds
@@ -22,24 +23,24 @@ import (
 // another call of the owner is about to take, or a hold whose reply was
 // lost) is refused, not taken, so a refusal never leaves Redis a hold
 // ahead of the client.
-func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode) (hashlock.Result, error) {
-	var reply any
-	var err error
+func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode, attempt int64) (hashlock.Result, error) {
+	reentrant := reentrantArg
 	if o.nonReentrant {
 		if mode == hashlock.Claim {
 			mode = hashlock.Try
 		}
-		reply, err = o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall,
-			o.l.LeaseArg(), f.Arg, o.waitArg, mode.Arg(), o.l.C.PublishArg(), nonReentrantArg)
-		if r, ok := hashlock.Reentry(err); ok {
-			return r, nil
-		}
-	} else {
-		reply, err = o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall,
-			o.l.LeaseArg(), f.Arg, o.waitArg, mode.Arg(), o.l.C.PublishArg())
+		reentrant = nonReentrantArg
+	}
+	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall,
+		o.l.LeaseArg(), f.Arg, o.waitArg, mode.Arg(), o.l.C.PublishArg(), reentrant, attempt)
+	if r, ok := hashlock.Reentry(err); ok {
+		return r, nil
 	}
 	if err != nil || core.OneReply(reply) {
 		return hashlock.Result{Acquired: err == nil}, err
+	}
+	if reply == hashlock.LateReply {
+		return hashlock.Result{Late: true}, nil
 	}
 	r, ok := reply.([]any)
 	if !ok || len(r) != 3 {
@@ -51,9 +52,9 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode)
 	return hashlock.Result{Sleep: time.Duration(ms) * time.Millisecond, Turn: turn == 1, Foreign: foreign == 1}, nil
 }
 
-// nonReentrantArg is fair_acquire.lua's ARGV[6] in the non-reentrant
-// mode, boxed once.
-var nonReentrantArg any = "1"
+// nonReentrantArg and reentrantArg are fair_acquire.lua's ARGV[6] in
+// the non-reentrant and the reentrant mode, boxed once.
+var nonReentrantArg, reentrantArg any = "1", "0"
 
 // Channel is where a relock client's waiters on the lock are told of
 // grants and woken: "<prefix>:<client id>", one channel for all of the
@@ -68,7 +69,7 @@ func (o *ops) Channel(field string) (string, string) {
 func (o *ops) Foreign(field string) string { return layout.FairWaiterChannel(o.l.Name, field) }
 
 func (o *ops) GiveUp(ctx context.Context, f hashlock.Field, holding bool) error {
-	_, err := core.Eval(ctx, o.l.C.Redis, scripts.FairGiveUp(), o.keys[:], f.Arg, o.waitArg, o.l.C.PublishArg(), o.l.LeaseArg(), core.Flag(holding))
+	_, err := core.Eval(ctx, o.l.C.Redis, scripts.FairGiveUp(), o.keys[:4], f.Arg, o.waitArg, o.l.C.PublishArg(), o.l.LeaseArg(), core.Flag(holding))
 	return err
 }
 
@@ -77,5 +78,5 @@ func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, 
 }
 
 func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, o.l.C.Redis, scripts.FairForceUnlock(), o.keys[:], o.l.C.PublishArg(), o.l.LeaseArg())
+	return core.Eval(ctx, o.l.C.Redis, scripts.FairForceUnlock(), o.keys[:4], o.l.C.PublishArg(), o.l.LeaseArg())
 }

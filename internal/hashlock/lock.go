@@ -19,6 +19,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
@@ -45,12 +46,25 @@ type Result struct {
 	// Foreign reports that a holder or waiter ahead of the caller is not
 	// a relock client: it wakes the caller on Foreigner's channel.
 	Foreign bool
+	// Late reports that the attempt changed nothing because a give-up
+	// of the owner's was recorded with a number at least the attempt's
+	// (core.Client.Bury): another call of the same owner gave up an
+	// attempt sent after this one. The caller tries again at once, with
+	// a new number.
+	Late bool
 }
+
+// LateReply is what every acquire script replies to a late attempt.
+const LateReply = int64(0)
 
 // PTTL reads the {pttl} that an acquire script of a lock type without
 // waiters of its own (spin, read/write) replies when the lock is taken:
 // the lock's PTTL in ms, which bounds the wait for it (-1: no expiry).
+// It reads LateReply too.
 func PTTL(reply any) (Result, error) {
+	if reply == LateReply {
+		return Result{Late: true}, nil
+	}
 	r, ok := reply.([]any)
 	if !ok || len(r) != 1 {
 		return Result{}, fmt.Errorf("unexpected acquire reply %v", reply)
@@ -91,14 +105,16 @@ func (m Mode) Arg() any {
 	return string(Join)
 }
 
-// Ops are the scripts of one lock type, each run once per call on a
-// context the caller's cancellation cannot cut short. A lock type
+// Ops are the scripts of one lock type, each run once per call. A lock type
 // implements them on its own lock value, converted to a type that keeps
 // them out of its API: a lock then costs no closure per operation. The
 // optional ones below are found by type assertion.
 type Ops interface {
-	// Acquire tries once for f, as mode asks.
-	Acquire(ctx context.Context, f Field, mode Mode) (Result, error)
+	// Acquire tries once for f, as mode asks. attempt is the attempt's
+	// number (core.Client.NextAttempt), to send with Lock.Gone: the
+	// acquire script changes nothing, and replies LateReply, when a
+	// give-up recorded a number at least attempt's.
+	Acquire(ctx context.Context, f Field, mode Mode, attempt int64) (Result, error)
 	// Unlock releases one hold of f through rdb: reply nil when it
 	// holds none, 0 when holds remain, 1 when the lock was released.
 	// last tells that the owner knows of one hold only: the script may
@@ -192,6 +208,15 @@ type Lock struct {
 	Poll wait.Backoff
 	Err  error // bad input found by Init, returned by every method
 
+	// Gone is relock's record of the lock's given-up attempts
+	// (layout.LockGone): the acquire scripts' last KEY.
+	Gone string
+	// GoneFor is how long a record of given-up attempts lasts at
+	// least: longer than the lease a late attempt would set
+	// (LeaseMillis, the default) for a lock whose waiters stay queued
+	// longer than that (a fair lock's wait timeout).
+	GoneFor time.Duration
+
 	// renewed is the lease the watchdog renews when Lease is 0, if the
 	// lock has one of its own (SetRenewed); 0 for the client's
 	// WatchdogTimeout.
@@ -214,7 +239,7 @@ type Lock struct {
 // fills them in. Bad input is recorded in Err, not returned.
 func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Duration) {
 	*l = Lock{C: core.Of(rc), Client: rc, Name: name, Pkg: pkg, Kind: pkg, Op: observe.OpLock, TryOp: observe.OpTryLock,
-		Lease: lease, renewKeys: [1]string{name}}
+		Lease: lease, renewKeys: [1]string{name}, Gone: layout.LockGone(name)}
 	switch {
 	case l.C == nil:
 		l.Err = fmt.Errorf("%s: nil client: %w", pkg, relock.ErrInvalidArgument)
@@ -357,8 +382,12 @@ type acquire struct {
 	// from; the attempts run under the Observer's (Lock's octx).
 	parent context.Context
 
-	queued  bool          // an attempt queued the owner, which holds nothing here
-	refused bool          // an attempt was refused (Result.Refused)
+	queued  bool // an attempt queued the owner, which holds nothing here
+	refused bool // an attempt was refused (Result.Refused)
+	// last is the number of the last attempt sent, and cut tells that
+	// the reply of one of them was lost: it may still run, late.
+	last    int64
+	cut     bool
 	asked   time.Time     // send time of the last attempt that found the lock taken
 	backoff time.Duration // the next sleep after a Result.Turn
 	lctx    context.Context
@@ -395,11 +424,15 @@ func (a *acquire) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	opctx, cancel := l.C.OpContext(ctx)
 	defer cancel()
 	sent := time.Now()
-	r, err := l.Ops.Acquire(opctx, a.f, mode)
+	a.last = l.C.NextAttempt()
+	r, err := l.Ops.Acquire(opctx, a.f, mode, a.last)
 	switch {
 	case err != nil:
-		l.abandon(ctx, a.key, a.f)
+		a.cut = true
+		l.abandon(ctx, a.key, a.f, a.last)
 		return wait.Outcome{}, err
+	case r.Late:
+		return a.Attempt(ctx, listening)
 	case r.Refused != nil:
 		a.refused = true
 		return wait.Outcome{}, r.Refused
@@ -480,14 +513,23 @@ type quitting struct{ *acquire }
 
 // GiveUp runs the Ops' GiveUp for a wait that ended without the lock,
 // within core.Grace of the caller's end and then in the background
-// (Settle). An owner whose attempt was refused counts as holding the
+// (Settle). When the reply of one of its attempts was lost, the give-up
+// first records its attempts as given up (Lock.bury): one that runs late
+// then changes nothing, and one that ran before is undone by the
+// give-up. An owner whose attempt was refused counts as holding the
 // lock: a non-reentrant lock refuses an owner whose field is in the hash,
 // and that hold (another call's of the same owner, perhaps a grant it is
 // about to take) must not be passed on as one this wait left behind.
 func (q quitting) GiveUp(ctx context.Context) error {
 	a := q.acquire
 	holding := a.refused || a.l.C.Holding(a.key)
+	cut, last := a.cut, a.last
 	return a.l.C.Settle(ctx, a.key, func(ctx context.Context) error {
+		if cut {
+			if err := a.l.bury(ctx, a.f, last); err != nil {
+				return err
+			}
+		}
 		return a.l.Ops.(GiveUpper).GiveUp(ctx, a.f, holding)
 	})
 }
@@ -505,7 +547,7 @@ func (a *acquire) take(ctx context.Context, g core.Grant) (wait.Outcome, error) 
 		a.queued = false
 		return wait.Outcome{}, nil
 	case err != nil:
-		l.abandon(ctx, a.key, a.f)
+		l.abandon(ctx, a.key, a.f, a.last)
 		return wait.Outcome{}, err
 	}
 	a.lctx = lctx
@@ -534,7 +576,10 @@ func (l *Lock) HashRenewal(f Field) watchdog.Renewal {
 }
 
 // abandon undoes an acquire whose reply was lost, or that succeeded as
-// the client closed. For an owner that held no hold, the acquire either
+// the client closed; attempt is its number. The attempt is first
+// recorded as given up (bury), so that it changes nothing if it runs
+// after that; one that ran before is undone by an unlock sent once the
+// record is made. For an owner that held no hold, the acquire either
 // failed or left exactly one hold, which a single unlock removes;
 // re-entries are left for the lease to end, as their count cannot be told
 // apart from holds the owner still uses. The unlock goes through the
@@ -542,11 +587,12 @@ func (l *Lock) HashRenewal(f Field) watchdog.Renewal {
 // gets core.Grace past the caller's end and then goes on in the
 // background (Settle), which the owner's next acquire waits for (an
 // unlock sent twice is harmless here: the second finds no hold).
-func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field) {
-	if l.C.Holding(key) {
-		return
-	}
+func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field, attempt int64) {
+	holding := l.C.Holding(key)
 	undo := func(ctx context.Context) error {
+		if err := l.bury(ctx, f, attempt); err != nil || holding {
+			return err
+		}
 		_, err := l.Ops.Unlock(ctx, l.C.Scripts, f, true)
 		return err
 	}
@@ -558,7 +604,14 @@ func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field) {
 	_ = l.C.Settle(ctx, key, undo)
 }
 
-// Release releases holds holds of field in Redis, through the scripts
+// bury records f's attempts numbered up to last as given up, in the
+// lock's Gone, for GoneFor (or the lease).
+func (l *Lock) bury(ctx context.Context, f Field, last int64) error {
+	d := max(l.GoneFor, time.Duration(l.LeaseMillis())*time.Millisecond)
+	return l.C.Bury(ctx, l.Gone, f.S, last, d)
+}
+
+// Release releases holds of field in Redis, holds times, through the scripts
 // client, until ctx ends: what Client.Shutdown does with a hold of this
 // lock.
 func (l *Lock) Release(ctx context.Context, field string, holds int) error {

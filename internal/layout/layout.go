@@ -79,6 +79,12 @@ func FairWaiterChannel(name, field string) string {
 // name (a sorted set of owner fields), "relock_lock_waiters:{<name>}".
 func LockWaiters(name string) string { return prefix("relock_lock_waiters", name) }
 
+// LockGone is relock's record of the acquire attempts its clients gave
+// up on name, "relock_lock_gone:{<name>}": a hash from owner field to the
+// highest attempt number given up (internal/core/late.go). Redisson never
+// reads it.
+func LockGone(name string) string { return prefix("relock_lock_gone", name) }
+
 // LockToken is the fencing counter of the lock named name,
 // "redisson_lock_token:{<name>}": RedissonFencedLock's.
 func LockToken(name string) string { return prefix("redisson_lock_token", name) }
@@ -200,12 +206,12 @@ func ClientChannel(clientID string) string { return prefix("relock_client", clie
 
 // LockCompanion reports whether key is one that a lock derives from its
 // name and that is never a lock's own record: a key with the prefix of
-// FairQueue, FairTimeouts, LockWaiters or LockToken, or of Redisson's
+// FairQueue, FairTimeouts, LockWaiters, LockGone or LockToken, or of Redisson's
 // unlock latches ("redisson_unlock_latch:", RedissonBaseLock's), or a read
 // hold's key (ReadTimeoutPrefix).
 func LockCompanion(key string) bool {
 	for _, p := range []string{
-		"redisson_lock_queue:", "redisson_lock_timeout:", "relock_lock_waiters:",
+		"redisson_lock_queue:", "redisson_lock_timeout:", "relock_lock_waiters:", "relock_lock_gone:",
 		"redisson_lock_token:", "redisson_unlock_latch:",
 	} {
 		if strings.HasPrefix(key, p) {
