@@ -96,6 +96,7 @@ var shared = []test{
 	{"ContextCancelledByUnlock", contextCancelledByUnlock},
 	{"TryLock", tryLock},
 	{"LockCancelledMidWait", lockCancelledMidWait},
+	{"LateAttempts", lateAttempts},
 	{"WakeUpNotPolling", wakeUpNotPolling},
 	{"OneSubscriptionConnection", oneSubscriptionConnection},
 	{"WatchdogKeepsLock", watchdogKeepsLock},
