@@ -50,14 +50,17 @@ type Options struct {
 // cheap to create, does no I/O until used, and is safe for concurrent
 // use. Create one with New.
 type RedLock struct {
-	name   string
-	keys   []string // the lock hash, its channel and relock's waiter registry on every master
-	nodes  []*core.Client
-	quorum int
-	lease  time.Duration // fixed lease, or the shortest watchdog timeout
-	fixed  bool
-	opts   Options
-	err    error // bad input found by New, returned by every method
+	name string
+	keys []string // the lock hash, its channel and relock's waiter registry on every master
+	// acquireKeys are the acquire's KEYS: the lock hash, the registry
+	// and relock's record of given-up attempts (layout.LockGone).
+	acquireKeys []string
+	nodes       []*core.Client
+	quorum      int
+	lease       time.Duration // fixed lease, or the shortest watchdog timeout
+	fixed       bool
+	opts        Options
+	err         error // bad input found by New, returned by every method
 
 	// mu guards holds and the holds in it. It comes before core's locks
 	// (internal/core's package doc) and is never held across a call into
@@ -83,7 +86,7 @@ var _ relock.Locker = (*RedLock)(nil)
 func New(name string, clients []*relock.Client, opts *Options) *RedLock {
 	rl := &RedLock{name: name, holds: make(map[int64]*hold), keys: []string{
 		name, layout.LockChannel(name), layout.LockWaiters(name),
-	}}
+	}, acquireKeys: []string{name, layout.LockWaiters(name), layout.LockGone(name)}}
 	if opts != nil {
 		rl.opts = *opts
 	}
@@ -308,6 +311,10 @@ type attempt struct {
 	acquired []bool
 	had      []bool // the owner held the master's record before
 	errs     []error
+	// numbers are each master's attempt number
+	// (core.Client.NextAttempt): an undo records it as given up before
+	// it unlocks, so that an acquire that runs late changes nothing.
+	numbers  []int64
 	validity time.Duration
 	quorum   int
 }
@@ -341,11 +348,13 @@ func (a *attempt) String() string {
 // owner had.
 func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 	n := len(rl.nodes)
-	a := &attempt{start: time.Now(), acquired: make([]bool, n), had: make([]bool, n), errs: make([]error, n), quorum: rl.quorum}
+	a := &attempt{start: time.Now(), acquired: make([]bool, n), had: make([]bool, n), errs: make([]error, n),
+		numbers: make([]int64, n), quorum: rl.quorum}
 	var g errgroup.Group
 	for i, node := range rl.nodes {
 		field := node.Field(owner)
 		a.had[i] = node.Holding(core.HoldKey{Name: rl.name, Field: field})
+		a.numbers[i] = node.NextAttempt()
 		g.Go(func() error {
 			base := ctx
 			if a.had[i] {
@@ -353,7 +362,7 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 			}
 			nctx, cancel := context.WithTimeout(base, rl.opts.NodeTimeout)
 			defer cancel()
-			reply, err := core.EvalWithin(nctx, node.Scripts, scripts.Acquire(), []string{rl.name, rl.keys[2]}, rl.leaseOf(node), field, "0")
+			reply, err := core.EvalWithin(nctx, node.Scripts, scripts.Acquire(), rl.acquireKeys, rl.leaseOf(node), field, "0", a.numbers[i])
 			a.acquired[i] = err == nil && core.OneReply(reply)
 			if err != nil {
 				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
@@ -377,7 +386,10 @@ func (rl *RedLock) leaseOf(node *core.Client) int64 {
 // undo releases a failed attempt: on every master where the owner held
 // nothing before (an acquire that timed out may still have landed), and
 // where this attempt re-entered; not where the acquire could not even
-// connect (it never ran). Each call is cut off after NodeTimeout. undo
+// connect (it never ran). Where the acquire did not answer, it may run
+// after the unlock: the attempt is first recorded as given up there
+// (core.Client.Bury), and the unlock follows only once it is. Each call
+// is cut off after NodeTimeout. undo
 // waits for the masters that answered the attempt; on those that did
 // not, which may not answer the undo either, it runs in the background
 // (core.Client.Background, which the client's Shutdown waits for) and
@@ -390,6 +402,11 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt, undos *syn
 		}
 		undoNode := func() { _, _ = rl.unlockNode(ctx, node, owner) }
 		if core.Unanswered(a.errs[i]) {
+			undoNode = func() {
+				if rl.buryNode(ctx, node, owner, a.numbers[i]) == nil {
+					_, _ = rl.unlockNode(ctx, node, owner)
+				}
+			}
 			undos.Add(1)
 			if node.Background(func() { defer undos.Done(); undoNode() }) {
 				continue
@@ -402,6 +419,14 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt, undos *syn
 		})
 	}
 	_ = g.Wait()
+}
+
+// buryNode records owner's attempts on node's master up to number as
+// given up, bounded by NodeTimeout, for a lease.
+func (rl *RedLock) buryNode(ctx context.Context, node *core.Client, owner, number int64) error {
+	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rl.opts.NodeTimeout)
+	defer cancel()
+	return node.Bury(nctx, layout.LockGone(rl.name), node.Field(owner), number, time.Duration(rl.leaseOf(node))*time.Millisecond)
 }
 
 // unlockNode runs the unlock script on one master, cut off after

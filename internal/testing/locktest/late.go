@@ -111,11 +111,12 @@ func lateAttempt(t *testing.T, e *env, free bool) {
 	hctx := lockT(t, holder, bg)
 
 	// Retries off and deadlines on: relock runs its scripts through this
-	// client, and so through the hook.
+	// client, and so through the hook. Replica sync off: with it, a
+	// cluster's acquires go through its masters' own clients.
 	rdb := e.redisWith(t, func(o *redis.UniversalOptions) { o.MaxRetries, o.ContextTimeoutEnabled = -1, true })
 	hook := &lateHook{}
 	rdb.AddHook(hook)
-	gone := e.k.New(redistest.Relock(t, rdb, nil), key, 0)
+	gone := e.k.New(redistest.Relock(t, rdb, &relock.Options{SyncReplicas: relock.SyncOff}), key, 0)
 	hook.arm(true)
 	_, err := gone.TryLock(bg, 250*time.Millisecond)
 	hook.arm(false)
