@@ -220,7 +220,14 @@ func (e *Election) campaign(ctx context.Context, value string, wait time.Duratio
 	reply, err := core.Eval(opctx, e.c.Redis, scripts.ElectionElect(), e.keys, field, value, e.c.PublishArg())
 	term, ok := reply.(int64)
 	if err != nil || !ok {
-		_ = e.mu.Unlock(lctx)
+		uerr := e.mu.Unlock(lctx)
+		if err != nil && uerr == nil {
+			// The record's reply was lost: it may have run, or may run
+			// late. Once the lock is released a late one changes
+			// nothing (it needs the lock), so the record, if it ran, is
+			// removed now, in the background when the caller is gone.
+			e.unrecord(ctx, field)
+		}
 		if err == nil {
 			err = relock.ErrLockLost
 		}
@@ -228,6 +235,16 @@ func (e *Election) campaign(ctx context.Context, value string, wait time.Duratio
 	}
 	inner, end := context.WithCancelCause(context.WithValue(context.WithoutCancel(lctx), termKey{}, term))
 	return &leadership{lock: lctx, ctx: leadCtx{Context: inner, lock: lctx}, cancel: end, field: field}, nil
+}
+
+// unrecord removes the leader record of field, a candidate that is not
+// leading, if it is there: within core.Grace of ctx's end, then in the
+// background (core.Client.Settle).
+func (e *Election) unrecord(ctx context.Context, field string) {
+	_ = e.c.Settle(ctx, core.HoldKey{Name: e.keys[0], Field: field}, func(ctx context.Context) error {
+		_, err := core.Eval(ctx, e.c.Redis, scripts.ElectionResign(), []string{e.keys[1], e.keys[3]}, field, e.c.PublishArg())
+		return err
+	})
 }
 
 // TermOf returns the term of the leadership whose context (as Campaign

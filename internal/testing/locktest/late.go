@@ -3,9 +3,6 @@ package locktest
 import (
 	"context"
 	"errors"
-	"io"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,71 +13,10 @@ import (
 	"github.com/relock-go/relock/scripts"
 )
 
-// acquireScripts are the digests of every hash lock's acquire script.
-var acquireScripts = []string{
-	scripts.Acquire().Hash(), scripts.FencedAcquire().Hash(), scripts.NonReentrantAcquire().Hash(),
-	scripts.FairAcquire().Hash(), scripts.SpinAcquire().Hash(), scripts.RWReadAcquire().Hash(),
-	scripts.RWWriteAcquire().Hash(), scripts.GroupAcquire().Hash(),
-}
-
-// A lateHook loses the replies of a client's acquire attempts while it is
-// armed: it keeps each attempt's command instead of sending it, and fails
-// the call as a dropped connection would (io.EOF). Play then sends the
-// kept commands, as the server runs commands whose replies were lost:
-// late, after whatever was sent since on other connections.
-type lateHook struct {
-	mu    sync.Mutex // guards armed and kept
-	armed bool
-	kept  [][]any
-}
-
-func (h *lateHook) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *lateHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
-}
-
-func (h *lateHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		if len(args) < 2 || cmd.Name() != "evalsha" {
-			return next(ctx, cmd)
-		}
-		sha, _ := args[1].(string)
-		h.mu.Lock()
-		keep := h.armed && slices.Contains(acquireScripts, sha)
-		if keep {
-			h.kept = append(h.kept, slices.Clone(args))
-		}
-		h.mu.Unlock()
-		if !keep {
-			return next(ctx, cmd)
-		}
-		cmd.SetErr(io.EOF)
-		return io.EOF
-	}
-}
-
-func (h *lateHook) arm(on bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.armed = on
-}
-
-// play sends the kept commands through rdb, in the order they were made,
-// and reports how many there were.
-func (h *lateHook) play(t testing.TB, rdb redis.UniversalClient) int {
-	t.Helper()
-	h.mu.Lock()
-	kept := h.kept
-	h.kept = nil
-	h.mu.Unlock()
-	for _, args := range kept {
-		if err := rdb.Do(context.Background(), args...).Err(); err != nil && !errors.Is(err, redis.Nil) {
-			t.Fatalf("late %v: %v", args[:3], err)
-		}
-	}
-	return len(kept)
+// acquireScripts are every hash lock's acquire scripts.
+var acquireScripts = []*redis.Script{
+	scripts.Acquire(), scripts.FencedAcquire(), scripts.NonReentrantAcquire(), scripts.FairAcquire(),
+	scripts.SpinAcquire(), scripts.RWReadAcquire(), scripts.RWWriteAcquire(), scripts.GroupAcquire(),
 }
 
 // lateAttempts: a wait whose attempts' replies were all lost gives up,
@@ -114,19 +50,19 @@ func lateAttempt(t *testing.T, e *env, free bool) {
 	// client, and so through the hook. Replica sync off: with it, a
 	// cluster's acquires go through its masters' own clients.
 	rdb := e.redisWith(t, func(o *redis.UniversalOptions) { o.MaxRetries, o.ContextTimeoutEnabled = -1, true })
-	hook := &lateHook{}
+	hook := redistest.NewLate(acquireScripts...)
 	rdb.AddHook(hook)
 	gone := e.k.New(redistest.Relock(t, rdb, &relock.Options{SyncReplicas: relock.SyncOff}), key, 0)
-	hook.arm(true)
+	hook.Arm(true)
 	_, err := gone.TryLock(bg, 250*time.Millisecond)
-	hook.arm(false)
+	hook.Arm(false)
 	if !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("TryLock with every reply lost = %v, want ErrNotAcquired", err)
 	}
 	if free {
 		unlockT(t, holder, hctx)
 	}
-	if n := hook.play(t, raw); n < 2 {
+	if n := hook.Play(t, raw); n < 2 {
 		t.Fatalf("%d attempts ran late, want at least 2 (a try and a wait's)", n)
 	}
 	if !free {
