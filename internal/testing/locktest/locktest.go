@@ -97,6 +97,8 @@ var shared = []test{
 	{"TryLock", tryLock},
 	{"LockCancelledMidWait", lockCancelledMidWait},
 	{"LateAttempts", lateAttempts},
+	{"Churn", churn},
+	{"ChurnCatchesLeak", churnCatchesLeak},
 	{"WakeUpNotPolling", wakeUpNotPolling},
 	{"OneSubscriptionConnection", oneSubscriptionConnection},
 	{"WatchdogKeepsLock", watchdogKeepsLock},
