@@ -87,10 +87,33 @@ func (c *Client) Settle(ctx context.Context, key HoldKey, f func(ctx context.Con
 	if err == nil || !Transient(err) {
 		return err
 	}
-	if c.Detach(ctx, key, func(ctx context.Context) { _ = f(ctx) }) {
+	if c.Detach(ctx, key, func(ctx context.Context) { _ = Retry(ctx, f) }) {
 		return fmt.Errorf("%w (sent again in the background, for up to %v; the lease bounds what it cannot do)", err, OpTimeout)
 	}
 	return err
+}
+
+// Retry sends f, a clean-up that is safe to send twice, until Redis
+// answers it, it fails for another reason than a lost answer (Transient),
+// or ctx ends, with a backoff from 5 ms to 250 ms between tries. It is
+// for background work (Detach): a clean-up whose answer was lost once
+// may lose it again, and what it leaves undone stays for a lease.
+func Retry(ctx context.Context, f func(ctx context.Context) error) error {
+	backoff := 5 * time.Millisecond
+	for {
+		err := f(ctx)
+		if err == nil || !Transient(err) || ctx.Err() != nil {
+			return err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+		backoff = min(2*backoff, 250*time.Millisecond)
+	}
 }
 
 // Outlive runs f, a call whose effect must not be lost to the caller's

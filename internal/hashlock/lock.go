@@ -598,7 +598,7 @@ func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field, attempt i
 	}
 	if core.Over(ctx) {
 		// The caller is gone: none of its time is left to spend.
-		l.C.Detach(ctx, key, func(ctx context.Context) { _ = undo(ctx) })
+		l.C.Detach(ctx, key, func(ctx context.Context) { _ = core.Retry(ctx, undo) })
 		return
 	}
 	_ = l.C.Settle(ctx, key, undo)
@@ -664,7 +664,10 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		// twice finds nothing the second time, and the owner's next Lock
 		// waits for it.
 		again := holds <= 1 && core.Transient(err) && l.C.Detach(ctx, key, func(ctx context.Context) {
-			_, _ = l.Ops.Unlock(ctx, l.C.Scripts, f, true)
+			_ = core.Retry(ctx, func(ctx context.Context) error {
+				_, err := l.Ops.Unlock(ctx, l.C.Scripts, f, true)
+				return err
+			})
 		})
 		switch {
 		case holds == 0 && core.Transient(err):

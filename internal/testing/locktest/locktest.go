@@ -99,6 +99,7 @@ var shared = []test{
 	{"LateAttempts", lateAttempts},
 	{"Churn", churn},
 	{"ChurnCatchesLeak", churnCatchesLeak},
+	{"Explore", explore},
 	{"WakeUpNotPolling", wakeUpNotPolling},
 	{"OneSubscriptionConnection", oneSubscriptionConnection},
 	{"WatchdogKeepsLock", watchdogKeepsLock},
