@@ -42,8 +42,8 @@ func TestLateLeaderRecord(t *testing.T) {
 			if err == nil {
 				t.Fatal("Campaign with its record's reply lost succeeded")
 			}
-			if n := hook.Play(t, raw); ran && n != 0 || !ran && n != 1 {
-				t.Fatalf("%d records ran late", n)
+			if n, err := hook.Play(bg, raw); err != nil || ran && n != 0 || !ran && n != 1 {
+				t.Fatalf("%d records ran late (%v)", n, err)
 			}
 			// Leader would not tell: it ignores a record whose candidate
 			// does not hold the lock.

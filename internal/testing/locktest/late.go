@@ -62,8 +62,8 @@ func lateAttempt(t *testing.T, e *env, free bool) {
 	if free {
 		unlockT(t, holder, hctx)
 	}
-	if n := hook.Play(t, raw); n < 2 {
-		t.Fatalf("%d attempts ran late, want at least 2 (a try and a wait's)", n)
+	if n, err := hook.Play(bg, raw); err != nil || n < 2 {
+		t.Fatalf("%d attempts ran late (%v), want at least 2 (a try and a wait's)", n, err)
 	}
 	if !free {
 		unlockT(t, holder, hctx)

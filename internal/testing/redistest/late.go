@@ -5,9 +5,9 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
-	"testing"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -97,8 +97,7 @@ func (h *Late) Ran(on bool) {
 
 // Play sends the kept commands through rdb, in the order they were
 // made, forgets them, and reports how many there were.
-func (h *Late) Play(tb testing.TB, rdb redis.UniversalClient) int {
-	tb.Helper()
+func (h *Late) Play(ctx context.Context, rdb redis.UniversalClient) (int, error) {
 	h.mu.Lock()
 	kept := h.kept
 	h.kept = nil
@@ -106,12 +105,12 @@ func (h *Late) Play(tb testing.TB, rdb redis.UniversalClient) int {
 	for _, args := range kept {
 		// The server may not have the script yet: the kept call never
 		// reached it.
-		if err := h.scripts[args[1].(string)].Load(context.Background(), rdb).Err(); err != nil {
-			tb.Fatal(err)
+		if err := h.scripts[args[1].(string)].Load(ctx, rdb).Err(); err != nil {
+			return 0, err
 		}
-		if err := rdb.Do(context.Background(), args...).Err(); err != nil && !errors.Is(err, redis.Nil) {
-			tb.Fatalf("late call of a script with %v keys: %v", args[2], err)
+		if err := rdb.Do(ctx, args...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return 0, fmt.Errorf("late call of a script with %v keys: %w", args[2], err)
 		}
 	}
-	return len(kept)
+	return len(kept), nil
 }
