@@ -329,12 +329,14 @@ func churn(t *testing.T, e *env) {
 		Name:  name,
 		Redis: e.lockRedis,
 		Raw:   e.redis(t),
-		New:   func(rc *relock.Client) relock.Locker { return e.k.New(rc, name, 0) },
-		Force: func(ctx context.Context, rc *relock.Client) error {
+		New:  func(rc *relock.Client) relock.Locker { return e.k.New(rc, name, 0) },
+		Seed: uint64(time.Now().UnixNano()),
+	}
+	if !e.k.NoForce {
+		c.Force = func(ctx context.Context, rc *relock.Client) error {
 			_, err := e.k.New(rc, name, 0).ForceUnlock(ctx)
 			return err
-		},
-		Seed: uint64(time.Now().UnixNano()),
+		}
 	}
 	if testing.Short() {
 		c.For = 300 * time.Millisecond

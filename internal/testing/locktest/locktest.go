@@ -10,6 +10,7 @@ package locktest
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -64,7 +65,40 @@ type Kind struct {
 	// wakes (the fair and reentrant locks): the suite races such grants
 	// with re-entries of the waiter's owner.
 	Grants bool
+
+	// NoForce tells that the kind has no ForceUnlock (Basic): RunLate's
+	// churn then forces nothing.
+	NoForce bool
 }
+
+// RunLate runs the suite's checks of what a call leaves behind when it
+// gives up (a late attempt, the churn, the reordering explorer) against
+// locks of kind k on srv: for a lock type that the whole suite does not
+// fit, such as a MultiLock (Basic).
+func RunLate(t *testing.T, srv *redistest.Server, k Kind) {
+	(&env{srv: srv, k: k}).runAll(t, late)
+}
+
+// late is RunLate's part of the suite.
+var late = []test{
+	{"LateAttempts", lateAttempts},
+	{"Churn", churn},
+	{"Explore", explore},
+}
+
+// Basic adapts a relock.Locker without the state queries and the
+// ForceUnlock of Lock (a MultiLock) to Lock, for RunLate, whose checks
+// use none of them (with Kind.NoForce set): they return
+// errors.ErrUnsupported.
+func Basic(l relock.Locker) Lock { return basic{l} }
+
+type basic struct{ relock.Locker }
+
+func (basic) ForceUnlock(context.Context) (bool, error)  { return false, errors.ErrUnsupported }
+func (basic) IsLocked(context.Context) (bool, error)     { return false, errors.ErrUnsupported }
+func (basic) IsHeld(context.Context) (bool, error)       { return false, errors.ErrUnsupported }
+func (basic) HoldCount(context.Context) (int, error)     { return 0, errors.ErrUnsupported }
+func (basic) TTL(context.Context) (time.Duration, error) { return 0, errors.ErrUnsupported }
 
 // Run runs the suite against locks of kind k on srv, a server the calling
 // package started.
