@@ -148,6 +148,7 @@ var keyRules = []struct {
 	{layout.FairQueue, KindLock, true},
 	{layout.FairTimeouts, KindLock, true},
 	{layout.LockWaiters, KindLock, true},
+	{layout.LockGone, KindLock, true},
 	{layout.SemaphoreWaiters, KindSemaphore, true},
 	{layout.SemaphoreGrants, KindSemaphore, true},
 	{layout.SemaphoreWatcher, KindSemaphore, true},
