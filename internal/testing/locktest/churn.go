@@ -329,8 +329,8 @@ func churn(t *testing.T, e *env) {
 		Name:  name,
 		Redis: e.lockRedis,
 		Raw:   e.redis(t),
-		New:  func(rc *relock.Client) relock.Locker { return e.k.New(rc, name, 0) },
-		Seed: uint64(time.Now().UnixNano()),
+		New:   func(rc *relock.Client) relock.Locker { return e.k.New(rc, name, 0) },
+		Seed:  uint64(time.Now().UnixNano()),
 	}
 	if !e.k.NoForce {
 		c.Force = func(ctx context.Context, rc *relock.Client) error {
