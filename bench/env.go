@@ -87,6 +87,9 @@ type config struct {
 	OvershootRuns       int           `json:"overshoot_runs"`
 	OvershootDeadline   time.Duration `json:"-"`
 	OvershootDeadlineMs int           `json:"overshoot_deadline_ms"`
+	// Scenario t: LateRuns runs per primitive, each forcing an acquire
+	// attempt to run after its caller gave up.
+	LateRuns int `json:"late_runs"`
 }
 
 // costOps is how many Lock+Unlock calls per kind scenario (a)'s cost
@@ -125,6 +128,7 @@ func fullConfig() config {
 		LatchSettle:        200 * time.Millisecond,
 		OvershootRuns:      20,
 		OvershootDeadline:  200 * time.Millisecond,
+		LateRuns:           1000,
 	}
 }
 
@@ -159,6 +163,7 @@ func quickConfig() config {
 		LatchSettle:       50 * time.Millisecond,
 		OvershootRuns:     2,
 		OvershootDeadline: 100 * time.Millisecond,
+		LateRuns:          20,
 	}
 }
 

@@ -10,14 +10,17 @@
 // acquisition costs the client in CPU time and allocations, and the
 // server beside Redisson's RLock scripts on a bare client; relock's
 // semaphore under contention and its latch's wake-up of many waiters,
-// which the peers have no equal of; and how far past its context's
-// deadline each blocking call of relock's primitives returns when Redis
-// hangs (accepts connections, never answers). It writes a Markdown report, a JSON file of every figure and
-// an SVG chart.
+// which the peers have no equal of; how far past its context's deadline
+// each blocking call of relock's primitives returns when Redis hangs
+// (accepts connections, never answers); and how long each of its locks
+// stays unavailable after an acquire attempt cut off from its caller
+// runs late. It writes a Markdown report, a JSON file of every figure
+// and an SVG chart.
 //
 //	cd bench && go run .            # full run, a few minutes
 //	cd bench && go run . -quick     # smoke run, seconds
 //	cd bench && go run . -scenarios o   # scenario (o) alone, seconds
+//	cd bench && go run . -scenarios t   # scenario (t) alone, a minute
 //
 // Without -redis it starts its own redis-server on a free loopback port
 // (and, for the replica scenario, a replica of it) and stops it at the
@@ -48,7 +51,7 @@ func run() int {
 	out := flag.String("out", "results", "directory for results.md, results.json and results.svg")
 	quick := flag.Bool("quick", false, "smoke run: tiny sizes, seconds (for CI)")
 	only := flag.String("only", "", "comma-separated substrings: run only the kinds whose name contains one")
-	scen := flag.String("scenarios", "abxcdeslgro", "scenarios to run: a uncontended (and c: with the Redisson RLock reference), b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), g group lock against multilock over the same values (relock only), r uncontended with one replica (not with -redis), o how far past their deadline relock's calls return when Redis hangs (relock only)")
+	scen := flag.String("scenarios", "abxcdeslgrot", "scenarios to run: a uncontended (and c: with the Redisson RLock reference), b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), g group lock against multilock over the same values (relock only), r uncontended with one replica (not with -redis), o how far past their deadline relock's calls return when Redis hangs (relock only), t how long a lock stays unavailable after an acquire cut off from its caller runs late (relock only)")
 	render := flag.String("render", "", "write results.md and results.svg again from this results.json, measuring nothing")
 	flag.Parse()
 	if *render != "" {
@@ -103,6 +106,7 @@ func run() int {
 	has := func(s byte) bool { return strings.IndexByte(*scen, s) >= 0 }
 	runSem, runLatch := has('s') && selected(semaphoreID), has('l') && selected(latchID)
 	runOvershoot := has('o') && selected(overshootID)
+	runLate := has('t') && selected(lateID)
 	per := 0
 	for _, s := range []byte("aed") {
 		if has(s) {
@@ -154,6 +158,9 @@ func run() int {
 	}
 	if runOvershoot {
 		e.steps += overshootRows()
+	}
+	if runLate {
+		e.steps += len(latePrimitives)
 	}
 
 	r := &report{Meta: meta{
@@ -304,6 +311,9 @@ func run() int {
 	}
 	if runGroup {
 		r.Group = e.runGroup()
+	}
+	if runLate {
+		r.Late = e.runLate()
 	}
 	// Last: a replica attached to the server would change what the
 	// others measure (the semaphore's acquires would wait for it too).

@@ -28,6 +28,7 @@ type report struct {
 	Group         *groupResult     `json:"group_lock,omitempty"`
 	Replica       []replicaResult  `json:"replica_sync"`
 	Overshoot     *overshootResult `json:"overshoot"`
+	Late          *lateResult      `json:"late,omitempty"`
 	Targets       []target         `json:"targets"`
 }
 
@@ -128,6 +129,11 @@ func (r *report) failures() (relock, peers int) {
 	}
 	for _, x := range r.Replica {
 		count(x.Kind, x.Err)
+	}
+	if l := r.Late; l != nil {
+		for _, x := range l.Rows {
+			count(lateID, x.Err)
+		}
 	}
 	if o := r.Overshoot; o != nil {
 		count(overshootID, o.Err)
@@ -581,6 +587,9 @@ func (r *report) markdown() string {
 
 	if r.Group != nil {
 		r.groupSection(&b)
+	}
+	if r.Late != nil {
+		r.lateSection(&b)
 	}
 	if r.Overshoot != nil {
 		r.overshootSection(&b)
