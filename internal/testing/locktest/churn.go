@@ -330,6 +330,7 @@ func churn(t *testing.T, e *env) {
 		Redis: e.lockRedis,
 		Raw:   e.redis(t),
 		New:   func(rc *relock.Client) relock.Locker { return e.k.New(rc, name, 0) },
+		Left:  e.k.Left,
 		Seed:  uint64(time.Now().UnixNano()),
 	}
 	if !e.k.NoForce {

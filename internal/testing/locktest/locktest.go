@@ -69,6 +69,11 @@ type Kind struct {
 	// NoForce tells that the kind has no ForceUnlock (Basic): RunLate's
 	// churn then forces nothing.
 	NoForce bool
+
+	// Left, if set, is the churn's Churn.Left: the keys besides relock's
+	// records of given-up attempts that may outlive it (an election's
+	// term counter).
+	Left func(key string) bool
 }
 
 // RunLate runs the suite's checks of what a call leaves behind when it
