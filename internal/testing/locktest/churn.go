@@ -326,12 +326,13 @@ func churn(t *testing.T, e *env) {
 	}
 	name := redistest.Key(t)
 	c := &Churn{
-		Name:  name,
-		Redis: e.lockRedis,
-		Raw:   e.redis(t),
-		New:   func(rc *relock.Client) relock.Locker { return e.k.New(rc, name, 0) },
-		Left:  e.k.Left,
-		Seed:  uint64(time.Now().UnixNano()),
+		Name:   name,
+		Redis:  e.lockRedis,
+		Raw:    e.redis(t),
+		New:    func(rc *relock.Client) relock.Locker { return e.k.New(rc, name, 0) },
+		Left:   e.k.Left,
+		Shared: e.k.Shared,
+		Seed:   uint64(time.Now().UnixNano()),
 	}
 	if !e.k.NoForce {
 		c.Force = func(ctx context.Context, rc *relock.Client) error {

@@ -70,6 +70,10 @@ type Kind struct {
 	// churn then forces nothing.
 	NoForce bool
 
+	// Shared tells that several owners may hold the lock at once (a
+	// read lock): RunLate's churn checks no exclusion.
+	Shared bool
+
 	// Left, if set, is the churn's Churn.Left: the keys besides relock's
 	// records of given-up attempts that may outlive it (an election's
 	// term counter).
