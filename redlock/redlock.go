@@ -283,6 +283,7 @@ func (rl *RedLock) round(ctx, parent context.Context, owner int64, undos *sync.W
 		if err == nil {
 			var lctx context.Context
 			if lctx, err = rl.granted(parent, owner, a); err == nil {
+				rl.buryUnanswered(ctx, owner, a)
 				return lctx, a, nil
 			}
 		}
@@ -401,12 +402,14 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt, undos *syn
 			continue
 		}
 		undoNode := func() { _, _ = rl.unlockNode(ctx, node, owner) }
-		if core.Unanswered(a.errs[i]) {
+		if mayRunLate(a.errs[i]) {
 			undoNode = func() {
 				if rl.buryNode(ctx, node, owner, a.numbers[i]) == nil {
 					_, _ = rl.unlockNode(ctx, node, owner)
 				}
 			}
+		}
+		if core.Unanswered(a.errs[i]) {
 			undos.Add(1)
 			if node.Background(func() { defer undos.Done(); undoNode() }) {
 				continue
@@ -419,6 +422,26 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt, undos *syn
 		})
 	}
 	_ = g.Wait()
+}
+
+// mayRunLate reports an error of an acquire that may still run on its
+// master: its reply was lost (a deadline, a connection closed or reset
+// after it was sent), not refused by Redis nor failed before it was sent.
+func mayRunLate(err error) bool {
+	return core.Transient(err) && !core.IsDialError(err)
+}
+
+// buryUnanswered records, in the background, the attempt a as given up
+// on the masters that did not answer it although a quorum did: one that
+// runs there late then changes nothing, where it would hold a record
+// that the hold does not count, and that an Unlock sent before it could
+// not release.
+func (rl *RedLock) buryUnanswered(ctx context.Context, owner int64, a *attempt) {
+	for i, node := range rl.nodes {
+		if mayRunLate(a.errs[i]) {
+			node.Background(func() { _ = rl.buryNode(ctx, node, owner, a.numbers[i]) })
+		}
+	}
 }
 
 // buryNode records owner's attempts on node's master up to number as
