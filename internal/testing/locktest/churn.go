@@ -46,6 +46,10 @@ type Churn struct {
 	// given-up attempts, with a TTL, or a counter that is never
 	// deleted); nil allows keys of relock_lock_gone only.
 	Left func(key string) bool
+	// KeepClients leaves every client open until the end: for a
+	// primitive whose holds a Close does not give back (a semaphore's
+	// permits, which have no owner).
+	KeepClients bool
 	// Clients and Goroutines (per client) default to 4 and 2; For, how
 	// long the churn runs, to 1 s; Settle, how soon after it nothing may
 	// be left, to 2 s.
@@ -134,11 +138,16 @@ func (c *Churn) Run(t *testing.T) {
 	}
 	// One client goes away halfway, its goroutines still at work.
 	time.Sleep(c.For / 2)
-	_ = clients[0].Close()
+	if !c.KeepClients {
+		_ = clients[0].Close()
+	}
 	time.Sleep(c.For - c.For/2)
 	close(stop)
 	wg.Wait()
-	for _, rc := range clients[1:] {
+	for i, rc := range clients {
+		if i == 0 && !c.KeepClients {
+			continue
+		}
 		if err := rc.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
