@@ -153,6 +153,7 @@ var keyRules = []struct {
 	{layout.SemaphoreGrants, KindSemaphore, true},
 	{layout.SemaphoreWatcher, KindSemaphore, true},
 	{layout.PermitTimeouts, KindPermits, true},
+	{layout.PermitsGone, KindPermits, true},
 }
 
 // derived reports the name and kind key derives from by keyRules. A key

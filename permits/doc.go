@@ -14,8 +14,9 @@
 //     "What relock adds" below, and "Clocks" for the margins.
 //   - ctx bounds the wait: when it ends first, Acquire returns an error
 //     matching relock.ErrNotAcquired and ctx.Err() and leaves nothing in
-//     Redis. Permit.Context is a child of ctx. Acquire is not reentrant:
-//     each call takes a permit of its own.
+//     Redis, even when one of its acquires runs on the server after it
+//     returned (see "Late acquires" below). Permit.Context is a child of
+//     ctx. Acquire is not reentrant: each call takes a permit of its own.
 //   - relock's waiters are served in turn, as package semaphore's are.
 //
 // Limits. The semaphore is fair only among relock's waiters: Redisson's
@@ -53,6 +54,20 @@
 // costs one attempt, not one per waiter. Package semaphore's
 // documentation tells the rest: the watcher's echo marks, what happens to
 // waiters of a process that died, and that nothing stays behind in Redis.
+//
+// Late acquires. An acquire whose reply was lost (a deadline cut the
+// read, the connection dropped) may still run on the server, after the
+// undo that relock sent for it on another connection: Redis orders
+// nothing across connections. The undo therefore gives the permit back
+// and records its id, in one script, in relock's own ZSET
+// "relock_permits_gone:{<name>}" (member: the id's 16 raw bytes, score:
+// the epoch millisecond until which the record lasts, the lease an
+// acquire sets after the undo; the key expires a lease after the last
+// undo), and an acquire whose id is recorded there takes nothing and
+// registers nothing. Either order thus
+// leaves no permit behind; an acquire that runs later than a lease after
+// its undo holds its permit for one lease at most. Redisson never reads
+// the record.
 //
 // What relock adds to Redisson's permits is the lease a lock has.
 // Redisson's permits need a lease guessed up front: a holder slower than

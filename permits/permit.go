@@ -142,9 +142,11 @@ func newAttempt(s *Semaphore, parent context.Context) *attempt {
 
 // Attempt runs the acquire script once, with a fresh permit id: an
 // attempt undone after a lost reply then removes its own permit and no
-// other. A permit not available leaves the waiter registered when it
-// listens, and nothing otherwise; it sleeps until a wake-up, or the time
-// the reply gives (a watcher's, the earliest expiry of a held permit).
+// other, and its id, recorded as given up, makes it take nothing should
+// it run after the undo (undo). A permit not available leaves the waiter
+// registered when it listens, and nothing otherwise; it sleeps until a
+// wake-up, or the time the reply gives (a watcher's, the earliest expiry
+// of a held permit).
 func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, error) {
 	s, c := a.s, a.s.c
 	if a.watch && !a.watching {
@@ -237,13 +239,24 @@ func (s *Semaphore) renewal(id permitID) watchdog.Renewal {
 }
 
 // undo releases a permit that an attempt may have taken but does not
-// hand to its caller. It goes through the acquires' client, which
-// neither retries nor outwaits its deadline, within core.Grace of the
-// caller's end and then in the background (Settle): a permit it misses
-// expires with its lease.
+// hand to its caller, and records its id as given up for the lease the
+// attempt would have set, in one script (scripts.PermitsUndo). An
+// attempt whose reply was lost may still run on the server, after the
+// undo: Redis orders nothing across connections, and go-redis closes the
+// connection whose read a deadline cut, so the undo goes out on another.
+// Run before the undo, the attempt's permit is released by it; run after
+// it, the attempt finds its id recorded and takes nothing; one that runs
+// later than the record lasts holds its permit for a lease at most.
+//
+// The undo goes through the acquires' client, which neither retries nor
+// outwaits its deadline, within core.Grace of the caller's end and then
+// in the background (Settle), where it is sent again until Redis answers
+// or core.OpTimeout passes: it is safe to repeat, since only the call
+// that removes the id from the permits gives one back. A permit it
+// misses expires with its lease.
 func (s *Semaphore) undo(ctx context.Context, id permitID) {
 	_ = s.c.Settle(ctx, s.holdKey(id), func(ctx context.Context) error {
-		_, err := core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease(), s.keys, s.c.PublishArg(), id.raw)
+		_, err := core.Eval(ctx, s.c.Scripts, scripts.PermitsUndo(), s.keys, s.c.PublishArg(), id.raw, s.leaseMs)
 		return err
 	})
 }

@@ -36,8 +36,10 @@ type Semaphore struct {
 	// keys: the count, redisson_sc:{<name>}, relock's registry of
 	// waiters relock_semaphore_waiters:{<name>} and its watcher
 	// relock_semaphore_watcher:{<name>}, the waiters' channel prefix
-	// relock_sc:{<name>}, and the permits ZSET {<name>}:timeout: every
-	// script's KEYS (scripts/permits_prelude.lua).
+	// relock_sc:{<name>}, the permits ZSET {<name>}:timeout, and
+	// relock's record of given-up permit ids
+	// relock_permits_gone:{<name>}: every script's KEYS
+	// (scripts/permits_prelude.lua).
 	keys []string
 	// waiters is this client's channel for its waiters,
 	// relock_sc:{<name>}:<client id>, and wake its wake policy, whose
@@ -62,7 +64,8 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 		c:    core.Of(rc),
 		name: name,
 		keys: []string{name, layout.SemaphoreChannel(name), layout.SemaphoreWaiters(name),
-			layout.SemaphoreWatcher(name), layout.SemaphoreClientChannels(name), layout.PermitTimeouts(name)},
+			layout.SemaphoreWatcher(name), layout.SemaphoreClientChannels(name), layout.PermitTimeouts(name),
+			layout.PermitsGone(name)},
 		// Redis keeps whole milliseconds: the context's deadline must not
 		// outlast the expiry the server sets.
 		lease: o.Lease.Truncate(time.Millisecond),

@@ -13,6 +13,8 @@ var (
 	permitsAcquireSrc string
 	//go:embed permits_release.lua
 	permitsReleaseSrc string
+	//go:embed permits_undo.lua
+	permitsUndoSrc string
 	//go:embed permits_update.lua
 	permitsUpdateSrc string
 	//go:embed permits_available.lua
@@ -32,6 +34,7 @@ var (
 var (
 	permitsAcquire   = permits(permitsAcquireSrc)
 	permitsRelease   = permits(permitsReleaseSrc)
+	permitsUndo      = permits(permitsUndoSrc)
 	permitsUpdate    = permits(permitsUpdateSrc)
 	permitsAvailable = permits(permitsAvailableSrc)
 	permitsSet       = permits(permitsSetSrc)
@@ -44,13 +47,21 @@ func permits(src string) *redis.Script {
 
 // PermitsAcquire returns the script that takes one expirable permit
 // (Redisson RPermitExpirableSemaphore); ParseWait reads its reply when
-// it took none. The permits' scripts share the KEYS that
-// permits_prelude.lua documents.
+// it took none and waits. It replies 0, and changes nothing, for a
+// permit id that PermitsUndo recorded as given up: the acquire runs
+// late, after its caller was told it failed. The permits' scripts share
+// the KEYS that permits_prelude.lua documents.
 func PermitsAcquire() *redis.Script { return permitsAcquire }
 
 // PermitsRelease returns the script that gives back one expirable permit
 // by its id.
 func PermitsRelease() *redis.Script { return permitsRelease }
+
+// PermitsUndo returns the script that gives back one expirable permit
+// by its id, as PermitsRelease does, for an acquire whose caller was
+// told it failed, and records the id as given up in relock's own key,
+// so that the acquire, if it runs after that, takes nothing.
+func PermitsUndo() *redis.Script { return permitsUndo }
 
 // PermitsUpdate returns the script that moves a held permit's expiry
 // (Redisson's updateLeaseTime), also a watchdog.Renewal's script: 1 while

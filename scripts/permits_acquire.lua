@@ -11,6 +11,11 @@
 -- ARGV[6]  the caller's registration time, as a reply gave it ("0" for
 --          none)
 --
+-- An id in relock's record of given-up permit ids (KEYS[7], which a
+-- caller that keeps no such record may leave out) is an acquire that
+-- runs after relock undid it (permits_undo.lua): its caller was told it
+-- failed and is gone. It takes nothing and registers nothing.
+--
 -- Expired permits are reclaimed first. A permit is taken when the count
 -- is at least 1 and, unless a walk woke the caller for one, when one is
 -- left that the registered waiters ahead of it do not claim (see
@@ -18,11 +23,14 @@
 -- score now + lease. When the count key has a TTL, the permits ZSET gets
 -- the same one.
 --
--- Reply: nil when the permit was taken. Otherwise {ms, watcher,
--- registration} as semaphore_acquire.lua replies; the watcher's ms is
--- also at most the time until the earliest permit expires, which frees
--- it with no message, so that its attempt then returns it to the count
--- and wakes whom it can satisfy.
+-- Reply: nil when the permit was taken; 0 when its id was given up.
+-- Otherwise {ms, watcher, registration} as semaphore_acquire.lua
+-- replies; the watcher's ms is also at most the time until the earliest
+-- permit expires, which frees it with no message, so that its attempt
+-- then returns it to the count and wakes whom it can satisfy.
+if KEYS[7] and redis.call('zscore', KEYS[7], ARGV[2]) then
+	return 0
+end
 reclaim()
 local have = tonumber(redis.call('get', KEYS[1]) or '0')
 -- A caller that never registered (ARGV[6] "0") is not looked up.

@@ -8,6 +8,12 @@
 -- KEYS[6]  permits ZSET, {<name>}:timeout: member = permit id (its 16 raw
 --          bytes), score = epoch ms at which the permit expires
 --          (permits_no_expiry for a permit without a lease)
+-- KEYS[7]  relock's record of given-up permit ids, a ZSET,
+--          relock_permits_gone:{<name>}: member = the id of a permit
+--          whose acquire relock undid (its 16 raw bytes), score = epoch
+--          ms until which the record must last (permits_undo.lua); only
+--          permits_acquire.lua, which takes it as optional, and
+--          permits_undo.lua use it, and Redisson never reads it
 -- and ARGV[1], the publish command: PUBLISH, or SPUBLISH for sharded
 -- pub/sub.
 --
@@ -47,4 +53,22 @@ local function reclaim()
 		end
 	end
 	return nil
+end
+
+-- release gives back the permit with id (its 16 raw bytes), after
+-- reclaiming the expired ones, so that a permit whose expiry has come
+-- counts as released already. It returns 1 when the permit was held: it
+-- is removed, the count incremented, the new count published and
+-- relock's waiters it can satisfy woken (semaphore_prelude.lua); 0 when
+-- it was not (released before, expired, or never taken), and nothing
+-- else changes.
+local function release(id)
+	local available = reclaim()
+	local released = redis.call('zrem', KEYS[6], id)
+	if released == 1 then
+		available = count_up(1)
+		announce(available)
+	end
+	serve_all(available)
+	return released
 end

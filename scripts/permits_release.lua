@@ -11,11 +11,4 @@
 -- incremented, the new count published and relock's waiters it can
 -- satisfy woken (semaphore_prelude.lua); 0 when it was not (released
 -- before, expired, or never taken), and nothing else changes.
-local available = reclaim()
-local released = redis.call('zrem', KEYS[6], ARGV[2])
-if released == 1 then
-	available = count_up(1)
-	announce(available)
-end
-serve_all(available)
-return released
+return release(ARGV[2])

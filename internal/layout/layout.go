@@ -85,6 +85,13 @@ func LockWaiters(name string) string { return prefix("relock_lock_waiters", name
 // reads it.
 func LockGone(name string) string { return prefix("relock_lock_gone", name) }
 
+// PermitsGone is relock's record of the permit ids whose acquires its
+// clients undid on the expirable permits named name,
+// "relock_permits_gone:{<name>}": a ZSET of ids scored with the epoch ms
+// until which each record lasts (scripts/permits_undo.lua). Redisson
+// never reads it.
+func PermitsGone(name string) string { return prefix("relock_permits_gone", name) }
+
 // LockToken is the fencing counter of the lock named name,
 // "redisson_lock_token:{<name>}": RedissonFencedLock's.
 func LockToken(name string) string { return prefix("redisson_lock_token", name) }
