@@ -330,6 +330,7 @@ func (s *churnState) drop(h *holding) {
 // churn is the suite's churn for its kind of lock: with ForceUnlock, on
 // a real server (miniredis has no real time for leases to run out in).
 func churn(t *testing.T, e *env) {
+	redistest.SkipShort(t, "the churn runs for a second and more")
 	if e.srv != nil {
 		e.srv.RequireReal(t)
 	}
@@ -348,9 +349,6 @@ func churn(t *testing.T, e *env) {
 			_, err := e.k.New(rc, name, 0).ForceUnlock(ctx)
 			return err
 		}
-	}
-	if testing.Short() {
-		c.For = 300 * time.Millisecond
 	}
 	t.Logf("seed %d", c.Seed)
 	c.Run(t)
