@@ -266,21 +266,7 @@ func (s *churnState) loop(mu relock.Locker, rng *rand.Rand, who string, stop <-c
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		forced := s.forced.Load()
-		var lctx context.Context
-		var err error
-		wait := time.Duration(rng.IntN(3000)) * time.Microsecond
-		switch rng.IntN(3) {
-		case 0:
-			lctx, err = mu.TryLock(ctx, wait)
-		case 1:
-			dctx, dcancel := context.WithTimeout(ctx, wait)
-			lctx, err = mu.Lock(dctx)
-			dcancel()
-		default:
-			t := time.AfterFunc(wait, cancel)
-			lctx, err = mu.Lock(ctx)
-			t.Stop()
-		}
+		lctx, err := giveUpAfter(ctx, cancel, mu, rng, time.Duration(rng.IntN(3000))*time.Microsecond)
 		switch {
 		case errors.Is(err, relock.ErrClosed):
 			cancel()
@@ -300,6 +286,23 @@ func (s *churnState) loop(mu relock.Locker, rng *rand.Rand, who string, stop <-c
 		}
 		cancel()
 	}
+}
+
+// giveUpAfter makes one acquire of mu on ctx that gives up after wait,
+// in one of the three ways a caller gives up, which rng picks: TryLock's
+// wait, a deadline, or ctx's cancel, called from another goroutine.
+func giveUpAfter(ctx context.Context, cancel context.CancelFunc, mu relock.Locker, rng *rand.Rand, wait time.Duration) (context.Context, error) {
+	switch rng.IntN(3) {
+	case 0:
+		return mu.TryLock(ctx, wait)
+	case 1:
+		dctx, dcancel := context.WithTimeout(ctx, wait)
+		defer dcancel()
+		return mu.Lock(dctx)
+	}
+	stop := time.AfterFunc(wait, cancel)
+	defer stop.Stop()
+	return mu.Lock(ctx)
 }
 
 // took records a hold whose Lock call began when s.forced was forced,

@@ -154,21 +154,8 @@ func (x *explorer) run(t *testing.T, seed uint64) (time.Duration, error) {
 		return 0, err
 	}
 	waiter := x.e.k.New(rc, name, 0)
-	wait := time.Duration(rng.IntN(20000)) * time.Microsecond
 	ctx, cancel := context.WithCancel(bg)
-	var lctx context.Context
-	switch rng.IntN(3) {
-	case 0:
-		lctx, err = waiter.TryLock(ctx, wait)
-	case 1:
-		dctx, dcancel := context.WithTimeout(ctx, wait)
-		lctx, err = waiter.Lock(dctx)
-		dcancel()
-	default:
-		stop := time.AfterFunc(wait, cancel)
-		lctx, err = waiter.Lock(ctx)
-		stop.Stop()
-	}
+	lctx, err := giveUpAfter(ctx, cancel, waiter, rng, time.Duration(rng.IntN(20000))*time.Microsecond)
 	cancel()
 	// Any error will do: a single try whose reply was lost returns
 	// Redis's, and what counts is what it leaves.
