@@ -19,8 +19,9 @@ import (
 	"github.com/relock-go/relock/internal/testing/reorder"
 )
 
-// The explorer's flags: go test -run '<suite>/Explore' -seed N replays
-// one seed; -seeds sets how many it runs.
+// The explorer's flags: go test ./<package> -run '<suite>/Explore'
+// -seed N replays one seed; -seeds sets how many it runs. (They follow
+// the package: go test reads no package after a flag it does not know.)
 var (
 	seedFlag  = flag.Uint64("seed", 0, "the explorer's one seed to run (0: -seeds of them)")
 	seedsFlag = flag.Int("seeds", 0, "how many seeds the explorer runs (0: 1000)")
@@ -71,7 +72,7 @@ func explore(t *testing.T, e *env) {
 				}
 				took, err := x.run(t, seed)
 				if err != nil {
-					t.Errorf("seed %d: %v\nreplay: go test -run '%s' -seed %d", seed, err, t.Name(), seed)
+					t.Errorf("seed %d: %v\nreplay: go test . -run '%s' -seed %d (in the package's folder)", seed, err, t.Name(), seed)
 					continue
 				}
 				mu.Lock()
