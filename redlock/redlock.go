@@ -449,7 +449,7 @@ func (rl *RedLock) buryUnanswered(ctx context.Context, owner int64, a *attempt) 
 func (rl *RedLock) buryNode(ctx context.Context, node *core.Client, owner, number int64) error {
 	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rl.opts.NodeTimeout)
 	defer cancel()
-	return node.Bury(nctx, layout.LockGone(rl.name), node.Field(owner), number, time.Duration(rl.leaseOf(node))*time.Millisecond)
+	return node.Bury(nctx, rl.acquireKeys[2], node.Field(owner), number, time.Duration(rl.leaseOf(node))*time.Millisecond)
 }
 
 // unlockNode runs the unlock script on one master, cut off after

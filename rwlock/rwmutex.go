@@ -113,6 +113,10 @@ type Side struct {
 	keys    []string // lock hash, channel
 	tagged  string   // the name's hash-tag prefix of timeout keys
 	readers bool
+	// writeKeys are the write acquire's KEYS: the lock hash and
+	// relock's record of given-up attempts (hashlock.Lock.Gone), made
+	// once.
+	writeKeys [2]string
 }
 
 // ops are a Side's hashlock.Ops (scripts.go).
@@ -123,6 +127,7 @@ var _ relock.Locker = (*Side)(nil)
 func newSide(rc *relock.Client, name string, lease time.Duration, mode string, keys []string, tagged string) *Side {
 	s := &Side{mode: mode, keys: keys, tagged: tagged, readers: mode == "read"}
 	s.l.Init("rwlock", rc, name, lease)
+	s.writeKeys = [2]string{name, s.l.Gone}
 	s.l.Ops = (*ops)(s)
 	if !s.readers {
 		s.l.Field = writerField

@@ -39,7 +39,7 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode, at
 		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWReadAcquire(), []string{s.l.Name, s.timeoutPrefix(field), s.l.Gone},
 			lease, f.Arg, writerField(field), attempt)
 	} else {
-		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWWriteAcquire(), []string{s.l.Name, s.l.Gone},
+		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWWriteAcquire(), s.writeKeys[:],
 			lease, f.Arg, s.readerOf(field), attempt)
 	}
 	switch {
