@@ -166,8 +166,10 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		a.member, core.Flag(listening), a.reg)
 	if err != nil {
 		// The acquire may have run: its reply was lost, or the replicas
-		// did not confirm it.
+		// did not confirm it. It may have registered the waiter, too:
+		// the next attempt looks (a registration time of -1).
 		s.undo(ctx, id)
+		a.reg = int64(-1)
 		return wait.Outcome{}, err
 	}
 	if reply != nil {

@@ -9,7 +9,7 @@
 -- ARGV[5]  "1" when the caller listens on its client's channel, and
 --          registers when it does not take a permit; "0" otherwise
 -- ARGV[6]  the caller's registration time, as a reply gave it ("0" for
---          none)
+--          none, "-1" for unknown: a reply was lost)
 --
 -- An id in relock's record of given-up permit ids (KEYS[7], which a
 -- caller that keeps no such record may leave out) is an acquire that

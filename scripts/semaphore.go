@@ -25,6 +25,8 @@ var (
 	semaphoreDrainSrc string
 	//go:embed semaphore_ack.lua
 	semaphoreAckSrc string
+	//go:embed semaphore_undo.lua
+	semaphoreUndoSrc string
 )
 
 // Semaphore (Redisson RSemaphore) operations: the available count is a
@@ -42,6 +44,7 @@ var (
 	semaphoreGiveUp  = semaphore(semaphoreGiveUpSrc)
 	semaphoreDrain   = redis.NewScript(semaphoreDrainSrc)
 	semaphoreAck     = semaphore(semaphoreAckSrc)
+	semaphoreUndo    = semaphore(semaphoreUndoSrc)
 )
 
 func semaphore(src string) *redis.Script {
@@ -106,3 +109,8 @@ func SemaphoreDrain() *redis.Script { return semaphoreDrain }
 // the permits handed to its waiters when none of its acquires or
 // releases carried the acknowledgement soon enough.
 func SemaphoreAck() *redis.Script { return semaphoreAck }
+
+// SemaphoreUndo returns the script a relock client runs for an acquire
+// whose reply it never read: the permits it took go back, or, when it
+// has not run yet, it will take nothing.
+func SemaphoreUndo() *redis.Script { return semaphoreUndo }

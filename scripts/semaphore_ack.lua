@@ -8,5 +8,6 @@
 --
 -- Reply: 1.
 grants = KEYS[6]
+attempts = KEYS[7]
 acknowledge(ARGV[2])
 return 1

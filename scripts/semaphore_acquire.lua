@@ -10,9 +10,12 @@
 --          registers when it does not take its permits; "0" otherwise (a
 --          single try, or a first attempt before listening)
 -- ARGV[5]  the caller's registration time, as a reply gave it ("0" for
---          none): where a woken caller that finds too few goes back
+--          none, "-1" for unknown: a reply was lost): where a woken
+--          caller that finds too few goes back
 -- ARGV[6]  grants the caller's client acknowledges, members separated by
---          "," ("" for none)
+--          "," ("" for none), and takes whose replies it read ("t:...")
+-- ARGV[7]  optional, with KEYS[7]: the attempt's number, unique on the
+--          caller's client (see the prelude's "The attempts")
 --
 -- A registered caller whose grant is recorded (it did not read the
 -- message) takes the permits handed to it. Grants due for revocation are
@@ -33,9 +36,19 @@
 -- otherwise {ms, watcher, registration}: how long to sleep at most before
 -- trying again, 1 when the caller is the watcher (it must listen on the
 -- shared channel too), and its registration time (0 when not registered).
+-- An attempt its client gave up (the prelude's "The attempts") changes
+-- nothing and replies 0, which nobody reads.
 grants = KEYS[6]
+attempts = ARGV[7] and KEYS[7]
+local attempt = attempts and (ARGV[7] .. ':' .. ARGV[3])
+if attempt and redis.call('zscore', attempts, 'g:' .. attempt) then
+	return 0
+end
 acknowledge(ARGV[6])
 if ARGV[5] ~= '0' and take_grant(ARGV[3]) then
+	if attempt then
+		note_attempt('h:' .. attempt)
+	end
 	return 1
 end
 revoke()
@@ -59,6 +72,9 @@ if woken or mine then
 	end
 	if vacant then
 		appoint()
+	end
+	if attempt then
+		note_attempt('t:' .. attempt)
 	end
 	return 1
 end

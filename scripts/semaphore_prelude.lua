@@ -15,6 +15,8 @@
 --          semaphore's scripts only (see "The grants" below); an
 --          expirable permits' script has its permits ZSET there, and
 --          never grants
+-- KEYS[7]  attempts ZSET, relock_semaphore_attempts:{<name>}, in the
+--          semaphore's scripts only (see "The attempts" below)
 -- ARGV[1]  publish command: PUBLISH, or SPUBLISH for sharded pub/sub
 --
 -- The registry. A relock waiter that finds too few permits while it
@@ -81,6 +83,22 @@
 -- off from Redis past its lease has two holders. (An acknowledgement later
 -- than tombstone_keep is not counted.)
 
+-- The attempts. Redis orders nothing across connections: an acquire
+-- whose reply a client never read (its connection dropped) may run after
+-- anything the client sent since on another one. A semaphore's permits
+-- have no owner, so each acquire of relock's carries a number (ARGV),
+-- and one that takes permits records "t:<number>:<member>" here, scored
+-- by the server's time in microseconds ("h:..." when it took the permits
+-- a walk had handed it, a grant); its client removes the record with its
+-- next acquire or release on the semaphore (the acknowledgement ARGV,
+-- which names both "t:..."), or the record goes after attempts_keep. A
+-- client that lost an acquire's reply undoes it (semaphore_undo.lua): a
+-- take recorded is given back, a grant taken is recorded again (its
+-- message "<tag>:g" may still reach the waiter, which then holds its
+-- permits), and otherwise the attempt is recorded as given up,
+-- "g:<number>:<member>", so that it takes and registers nothing when it
+-- runs late. Either way nothing of it outlives the undo.
+
 -- A woken waiter's time to try again, in microseconds.
 local wake_grace = 5000000
 -- The longest a registered waiter sleeps before it tries again, in ms.
@@ -100,12 +118,20 @@ local revoke_limit = 100
 -- in microseconds.
 local tombstone_keep = 3600000000
 
+-- How long the attempts' records last, in microseconds: longer than a
+-- client retries an undo (relock.OpTimeout), and than an acquire held
+-- up in the network usually runs late.
+local attempts_keep = 30000000
+
 -- vacant: the watcher left in this script, and none was appointed yet.
 local vacant = false
 
 -- grants: the grants ZSET, set by the semaphore's scripts (KEYS[6]); nil
 -- in the expirable permits' scripts, whose walks wake instead.
 local grants = nil
+-- attempts: the attempts ZSET, set by the semaphore's acquires and
+-- undos (KEYS[7] when given); nil elsewhere.
+local attempts = nil
 -- granted: this script recorded a grant (the TTL is set once a script).
 local granted = false
 -- revoked: this script revoked the grants due (once a script).
@@ -285,17 +311,31 @@ end
 
 -- acknowledge removes the grant records of list, members separated by
 -- ",", whose waiters took their permits; a grant revoked meanwhile has
--- its permits taken back from the count. Acknowledging twice changes
--- nothing more.
+-- its permits taken back from the count. Entries "t:..." of list are
+-- takes whose replies the client read: their records go (see "The
+-- attempts"). Acknowledging twice changes nothing more.
 local function acknowledge(list)
 	if not grants or not list or list == '' then
 		return
 	end
 	for m in string.gmatch(list, '[^,]+') do
-		if redis.call('zrem', grants, m) == 0 and redis.call('zrem', grants, 'r:' .. m) == 1 then
+		if string.sub(m, 1, 2) == 't:' then
+			if attempts then
+				redis.call('zrem', attempts, m, 'h' .. string.sub(m, 2))
+			end
+		elseif redis.call('zrem', grants, m) == 0 and redis.call('zrem', grants, 'r:' .. m) == 1 then
 			redis.call('decrby', KEYS[1], wants_string(m))
 		end
 	end
+end
+
+-- note_attempt records entry, "t:..." or "g:..." (see "The attempts"),
+-- first dropping the records older than attempts_keep.
+local function note_attempt(entry)
+	local now = now_us()
+	redis.call('zremrangebyscore', attempts, '-inf', '(' .. (now - attempts_keep))
+	redis.call('zadd', attempts, now, entry)
+	redis.call('pexpire', attempts, attempts_keep / 1000)
 end
 
 -- take_grant removes member m's grant record, and reports whether it was

@@ -19,6 +19,7 @@
 --
 -- Reply: 1.
 grants = KEYS[6]
+attempts = KEYS[7]
 acknowledge(ARGV[3])
 offer(ARGV[2])
 return 1

@@ -19,12 +19,18 @@ const ackDelay = 250 * time.Millisecond
 type ackKey struct{ client, name string }
 
 // An ackBox holds the grants of one semaphore on one client that wait to
-// be acknowledged.
+// be acknowledged, and the takes whose replies came.
 type ackBox struct {
 	members []string
+	// takes are the records "t:<number>:<member>" of acquires that took
+	// permits and whose replies came (scripts/semaphore_prelude.lua, "The
+	// attempts"). They go with the next call, or with a flush, but never
+	// on their own: a record left expires.
+	takes []string
 	// flush sends the box on its own after ackDelay, stopped when a call
 	// takes the box first, so that a grant whose release carries its
-	// acknowledgement leaves no timer to fire.
+	// acknowledgement leaves no timer to fire. It is nil while the box
+	// holds no grant.
 	flush *time.Timer
 }
 
@@ -45,16 +51,29 @@ var acks = struct {
 // addAck records that members, waiters of s, took the permits handed to
 // them.
 func (s *Semaphore) addAck(members ...string) {
+	s.addToBox(members, nil)
+}
+
+// addTakes records that the replies of takes came, so that the next
+// call removes their records.
+func (s *Semaphore) addTakes(takes ...string) {
+	s.addToBox(nil, takes)
+}
+
+func (s *Semaphore) addToBox(members, takes []string) {
 	k := ackKey{s.c.ID, s.name}
 	acks.mu.Lock()
+	defer acks.mu.Unlock()
 	b := acks.m[k]
 	if b == nil {
 		b = &ackBox{}
 		acks.m[k] = b
+	}
+	if len(members) > 0 && b.flush == nil {
 		b.flush = time.AfterFunc(ackDelay, func() { s.flushAcks(k, b) })
 	}
 	b.members = append(b.members, members...)
-	acks.mu.Unlock()
+	b.takes = append(b.takes, takes...)
 }
 
 // takeAcks takes s's grants to acknowledge: nil for none.
@@ -64,19 +83,24 @@ func (s *Semaphore) takeAcks() *ackBox {
 	b := acks.m[k]
 	if b != nil {
 		delete(acks.m, k)
-		b.flush.Stop()
+		if b.flush != nil {
+			b.flush.Stop()
+		}
 	}
 	acks.mu.Unlock()
 	return b
 }
 
-// arg is the scripts' acknowledgement argument for b: its members
-// separated by ",", "" for none.
+// arg is the scripts' acknowledgement argument for b: its members and
+// takes separated by ",", "" for none.
 func (b *ackBox) arg() string {
-	if b == nil {
+	switch {
+	case b == nil:
 		return ""
+	case len(b.takes) == 0:
+		return strings.Join(b.members, ",")
 	}
-	return strings.Join(b.members, ",")
+	return strings.Join(append(b.members[:len(b.members):len(b.members)], b.takes...), ",")
 }
 
 // restoreAcks puts back acknowledgements b that a failed call took.
@@ -84,7 +108,7 @@ func (b *ackBox) arg() string {
 // drops them.)
 func (s *Semaphore) restoreAcks(b *ackBox) {
 	if b != nil {
-		s.addAck(b.members...)
+		s.addToBox(b.members, b.takes)
 	}
 }
 

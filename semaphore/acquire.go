@@ -2,6 +2,7 @@ package semaphore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync/atomic"
@@ -37,6 +38,10 @@ type attempt struct {
 	// watch: the waiter is the watcher; watching: the wait loop was
 	// told to listen on the shared channel (wait.Outcome.Also).
 	watch, watching bool
+	// left: the caller's ctx ended while an acquire ran, which goes on
+	// in the background (core.ErrInBackground) and may take the grant a
+	// "<tag>:g" announces: the wait must end without taking it.
+	left bool
 }
 
 func newAttempt(s *Semaphore, n int64) *attempt {
@@ -66,19 +71,35 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		a.watching = true
 		return wait.Outcome{TTL: -1, Also: s.channel}, nil
 	}
+	if a.left {
+		return wait.Outcome{}, core.Ended(ctx, core.ErrNotAcquired, ctx.Err())
+	}
 	a.listened = a.listened || listening
 	n, member := a.n, a.member
+	// An undo of this wait's last acquire still under way in the
+	// background must land first.
+	if err := c.AwaitPending(ctx, core.HoldKey{Name: s.name, Field: member}); err != nil {
+		return wait.Outcome{}, err
+	}
+	number := c.NextAttempt()
 	acks := s.takeAcks()
-	args := []any{c.PublishArg(), n, member, core.Flag(listening), a.reg, acks.arg()}
+	args := []any{c.PublishArg(), n, member, core.Flag(listening), a.reg, acks.arg(), number}
 	reply, err := c.Outlive(ctx, func(ctx context.Context) (any, error) {
 		return c.EvalAcquire(ctx, took, scripts.SemaphoreAcquire(), s.keys, args...)
-	}, func(ctx context.Context, reply any, _ error) {
+	}, func(ctx context.Context, reply any, err error) {
 		// The caller left before the reply came: permits it took go
-		// back, and the waiter leaves the registry.
-		if took(reply) {
+		// back, an acquire whose reply was lost is undone, and the
+		// waiter leaves the registry.
+		switch {
+		case took(reply):
+			s.addTakes(a.taken(number))
 			_, _ = s.release(ctx, n)
-		} else if listening {
-			_ = s.giveUp(ctx, member)
+			return
+		case err != nil:
+			_ = core.Retry(ctx, func(ctx context.Context) error { return s.undo(ctx, member, number) })
+		}
+		if listening {
+			_ = core.Retry(ctx, func(ctx context.Context) error { return s.giveUp(ctx, member) })
 		}
 	})
 	if err != nil {
@@ -86,15 +107,33 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	}
 	switch {
 	case err != nil && took(reply):
+		s.addTakes(a.taken(number))
 		ctx, cancel := c.CleanupContext(ctx)
 		defer cancel()
 		if _, rerr := s.release(ctx, n); rerr != nil {
 			err = fmt.Errorf("%w (returning the permits failed: %v)", err, rerr)
 		}
 		return wait.Outcome{}, err
+	case errors.Is(err, core.ErrInBackground):
+		// The caller left: the acquire's result goes to the late
+		// function above.
+		a.left = true
+		return wait.Outcome{}, err
 	case err != nil:
+		// The reply was lost (or Redis refused the script): the acquire
+		// may have run, or may run late, after anything sent since.
+		// Undo it before the wait goes on or gives up. It may have
+		// registered the waiter, and a walk may have handed it permits
+		// since: the next attempt looks (a registration time of -1).
+		a.reg = int64(-1)
+		if uerr := c.Settle(ctx, core.HoldKey{Name: s.name, Field: member}, func(ctx context.Context) error {
+			return s.undo(ctx, member, number)
+		}); uerr != nil {
+			err = fmt.Errorf("%w (undoing the acquire failed: %v)", err, uerr)
+		}
 		return wait.Outcome{}, err
 	case took(reply):
+		s.addTakes(a.taken(number))
 		return wait.Outcome{Acquired: true}, nil
 	}
 	w, err := scripts.ParseWait(reply)
@@ -116,9 +155,15 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 // appoints the waiter watcher; "0" (permits it can take, from an
 // expirable permits' script) needs nothing, and the wait loop tries
 // again.
-func (a *attempt) Handoff(_ context.Context, note string) (bool, error) {
+func (a *attempt) Handoff(ctx context.Context, note string) (bool, error) {
 	switch note {
 	case "g":
+		if a.left {
+			// The acquire left running may have taken these permits
+			// (and then gives them back); the give-up returns them
+			// otherwise.
+			return false, core.Ended(ctx, core.ErrNotAcquired, ctx.Err())
+		}
 		a.s.addAck(a.member)
 		return true, nil
 	case "w":
@@ -139,6 +184,12 @@ func (a *attempt) GiveUp(ctx context.Context) error {
 	return s.c.Settle(ctx, core.HoldKey{Name: s.name, Field: a.member}, func(ctx context.Context) error {
 		return s.giveUp(ctx, a.member)
 	})
+}
+
+// taken is the record of the attempt's acquire number when it took its
+// permits (scripts/semaphore_prelude.lua, "The attempts").
+func (a *attempt) taken(number int64) string {
+	return "t:" + strconv.FormatInt(number, 10) + ":" + a.member
 }
 
 // took reports the acquire script's reply 1: the permits were taken.

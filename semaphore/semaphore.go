@@ -42,7 +42,8 @@ type Semaphore struct {
 	wake    pubsub.Wake
 	// keys: name, channel, relock_semaphore_waiters:{<name>},
 	// relock_semaphore_watcher:{<name>}, relock_sc:{<name>},
-	// relock_semaphore_grants:{<name>}: the scripts' KEYS
+	// relock_semaphore_grants:{<name>},
+	// relock_semaphore_attempts:{<name>}: the scripts' KEYS
 	// (scripts/semaphore_prelude.lua).
 	keys []string
 	ttl  any   // Options.TTL in ms as a script argument, "0" for none
@@ -65,7 +66,8 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 	}
 	s.wake = pubsub.WakeTagged(s.channel)
 	s.keys = []string{name, s.channel, layout.SemaphoreWaiters(name),
-		layout.SemaphoreWatcher(name), layout.SemaphoreClientChannels(name), layout.SemaphoreGrants(name)}
+		layout.SemaphoreWatcher(name), layout.SemaphoreClientChannels(name), layout.SemaphoreGrants(name),
+		layout.SemaphoreAttempts(name)}
 	if s.c != nil {
 		s.waiters = layout.SemaphoreClientChannel(name, s.c.ID)
 	}
@@ -179,6 +181,14 @@ func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
 		s.restoreAcks(acks)
 	}
 	return reply, err
+}
+
+// undo undoes acquire number of registry member, whose reply was lost
+// (scripts/semaphore_undo.lua): the permits it took go back, or it takes
+// nothing when it runs late.
+func (s *Semaphore) undo(ctx context.Context, member string, number int64) error {
+	_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreUndo(), s.keys, s.c.PublishArg(), member, number)
+	return err
 }
 
 // giveUp takes registry member, a waiter of this client, out of the

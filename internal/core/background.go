@@ -20,6 +20,9 @@ type background struct {
 	// takes no lock.
 	pending  map[HoldKey]*pend
 	npending atomic.Int64
+	// running counts the goroutines Background started that have not
+	// returned.
+	running atomic.Int64
 
 	// end ends the work's contexts (BackgroundContext) when Shutdown's
 	// ctx ends before the work does (cutOff); cancel cancels it.
@@ -56,12 +59,19 @@ func (c *Client) Background(f func()) bool {
 		return false
 	}
 	b.wg.Add(1)
+	b.running.Add(1)
 	go func() {
 		defer b.wg.Done()
+		defer b.running.Add(-1)
 		f()
 	}()
 	return true
 }
+
+// Running reports how many of the client's background goroutines
+// (Background) have not returned: tests wait for 0 before they look at
+// what a call left behind.
+func (c *Client) Running() int64 { return c.bg.running.Load() }
 
 // Detach runs f in the background, on a context with ctx's values and
 // not its cancellation, bounded by OpTimeout, in a goroutine the client

@@ -116,6 +116,10 @@ func Retry(ctx context.Context, f func(ctx context.Context) error) error {
 	}
 }
 
+// ErrInBackground is what Outlive's error wraps when the caller left
+// before f returned: late, not the caller, deals with f's result.
+var ErrInBackground = errors.New("the call goes on in the background")
+
 // Outlive runs f, a call whose effect must not be lost to the caller's
 // deadline (a semaphore's acquire, whose permits nobody else could give
 // back, or its release, which must not be sent twice), so that the
@@ -192,7 +196,7 @@ func (c *Client) Outlive(ctx context.Context, f func(ctx context.Context) (any, 
 			}
 		default:
 		}
-		return nil, fmt.Errorf("%w: the call goes on in the background, for up to %v", context.Cause(ctx), OpTimeout)
+		return nil, fmt.Errorf("%w: %w, for up to %v", context.Cause(ctx), ErrInBackground, OpTimeout)
 	}
 }
 

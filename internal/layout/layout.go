@@ -158,6 +158,11 @@ func SemaphoreWatcher(name string) string { return prefix("relock_semaphore_watc
 // semaphore's), "relock_semaphore_grants:{<name>}".
 func SemaphoreGrants(name string) string { return prefix("relock_semaphore_grants", name) }
 
+// SemaphoreAttempts is relock's own record of the semaphore named name's
+// acquires whose replies may be lost, and of those given up,
+// "relock_semaphore_attempts:{<name>}".
+func SemaphoreAttempts(name string) string { return prefix("relock_semaphore_attempts", name) }
+
 // SemaphoreClientChannels is what relock's own channels for the waiters
 // of the semaphore named name start with, "relock_sc:{<name>}": the
 // scripts add ":<client id>" (SemaphoreClientChannel).

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/internal/testing/reorder"
 )
@@ -133,6 +134,11 @@ func (x *explorer) run(t *testing.T, seed uint64) (time.Duration, error) {
 	x.proxy.SetRule(reorder.Seeded(int64(seed), scriptCalls, 0.4, 0.2, 30*time.Millisecond))
 	defer x.proxy.SetRule(nil)
 
+	if x.e.k.Prepare != nil {
+		if err := x.e.k.Prepare(bg, x.holder, name); err != nil {
+			return 0, fmt.Errorf("prepare: %w", err)
+		}
+	}
 	holder := x.e.k.New(x.holder, name, 0)
 	hctx, err := holder.Lock(bg)
 	if err != nil {
@@ -168,12 +174,24 @@ func (x *explorer) run(t *testing.T, seed uint64) (time.Duration, error) {
 	if err := <-released; err != nil && !errors.Is(err, relock.ErrNotHeld) {
 		return 0, fmt.Errorf("holder's unlock: %w", err)
 	}
+	// The late commands run, and so do the waiter's clean-ups still
+	// under way in the background (retried until Redis answers them,
+	// through the proxy): relock noticed what the waiter left.
 	x.proxy.Release()
 	qctx, qcancel := context.WithTimeout(bg, 5*time.Second)
 	err = x.proxy.Quiet(qctx)
+	for err == nil && core.Of(rc).Running() > 0 && qctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+		if core.Of(rc).Running() == 0 {
+			err = x.proxy.Quiet(qctx)
+		}
+	}
+	if err == nil {
+		err = qctx.Err()
+	}
 	qcancel()
 	if err != nil {
-		return 0, fmt.Errorf("the late commands did not all run: %w", err)
+		return 0, fmt.Errorf("the late commands or the waiter's clean-ups did not all run: %w", err)
 	}
 	ran := time.Now()
 	mu := x.e.k.New(x.fresh, name, 0)
@@ -183,7 +201,10 @@ func (x *explorer) run(t *testing.T, seed uint64) (time.Duration, error) {
 			took := time.Since(ran)
 			_ = mu.Unlock(fctx)
 			rc.Close()
-			return took, x.residue(name)
+			if err := x.residue(name); err != nil {
+				return 0, fmt.Errorf("%w (left: %s)", err, strings.Join((&Churn{Name: name, Raw: x.raw}).Leftovers(t), "; "))
+			}
+			return took, nil
 		}
 		if time.Since(ran) > ExploreBound {
 			rc.Close()
@@ -205,6 +226,9 @@ func (x *explorer) residue(name string) error {
 		if n, err := x.raw.Exists(context.Background(), key).Result(); err != nil || n != 0 {
 			return fmt.Errorf("%s left behind (EXISTS %d, %v)", key, n, err)
 		}
+	}
+	if x.e.k.Check != nil {
+		return x.e.k.Check(context.Background(), x.raw, name)
 	}
 	return nil
 }

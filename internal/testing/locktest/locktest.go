@@ -78,6 +78,13 @@ type Kind struct {
 	// records of given-up attempts that may outlive it (an election's
 	// term counter).
 	Left func(key string) bool
+
+	// Prepare, if set, readies name on rc before the explorer's holder
+	// takes it (a semaphore's count of one); Check, if set, must then
+	// hold once a seed ran, besides the explorer's own checks (the
+	// count whole again, read through raw).
+	Prepare func(ctx context.Context, rc *relock.Client, name string) error
+	Check   func(ctx context.Context, raw redis.UniversalClient, name string) error
 }
 
 // RunLate runs the suite's checks of what a call leaves behind when it
@@ -86,6 +93,13 @@ type Kind struct {
 // fit, such as a MultiLock (Basic).
 func RunLate(t *testing.T, srv *redistest.Server, k Kind) {
 	(&env{srv: srv, k: k}).runAll(t, late)
+}
+
+// RunExplore runs the reordering explorer alone against locks of kind k
+// on srv: for a synchronizer that stands for a lock through an adapter
+// (a semaphore of one permit), with Kind.Prepare and Kind.Check.
+func RunExplore(t *testing.T, srv *redistest.Server, k Kind) {
+	(&env{srv: srv, k: k}).runAll(t, []test{{"Explore", explore}})
 }
 
 // late is RunLate's part of the suite.

@@ -74,6 +74,10 @@ func (h *Late) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			if err := next(ctx, cmd); err != nil {
 				return err
 			}
+			// The reply is lost: the caller sees no value.
+			if c, ok := cmd.(*redis.Cmd); ok {
+				c.SetVal(nil)
+			}
 		}
 		cmd.SetErr(io.EOF)
 		return io.EOF
