@@ -41,6 +41,12 @@ if ttl == -2 then
 		-- Redisson unlock woke a waiter that has gone since): hand it on
 		-- now rather than when the head's timer fires.
 		hand_over(ARGV[5], ARGV[1])
+		if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
+			-- The waiters ahead were gone and the lock went to the
+			-- caller (its client is told too, and finds no waiter):
+			-- it holds the lock, and is out of the queue.
+			return 1
+		end
 		head = redis.call('lindex', KEYS[2], 0)
 		ttl = redis.call('pttl', KEYS[1])
 	end
