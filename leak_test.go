@@ -3,6 +3,7 @@ package relock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -346,5 +347,33 @@ func unlockT(t *testing.T, mu relock.Locker, ctx context.Context) {
 	t.Helper()
 	if err := mu.Unlock(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCloseReleasesLeaked: Close releases the holds a leak ended too, as
+// it does those still held: their records would otherwise stay in Redis
+// until their leases ran out (10 s here), long after the process shut
+// down. Watchdog-renewed and fixed-lease holds alike.
+func TestCloseReleasesLeaked(t *testing.T) {
+	for _, lease := range []time.Duration{0, 10 * time.Second} {
+		t.Run(fmt.Sprintf("lease=%v", lease), func(t *testing.T) {
+			srv := redistest.Start(t)
+			srv.RequireReal(t)
+			log := &logRecorder{}
+			rc := redistest.Relock(t, srv.LockClient(t), &relock.Options{WatchdogTimeout: 10 * time.Second, Logger: slog.New(log)})
+			name := redistest.Key(t)
+			lockAndDrop(t, reentrant.New(rc, name, &reentrant.Options{Lease: lease}))
+			collect(t, 5*time.Second, "leak reported", func() bool { return len(log.leaks(name)) > 0 })
+			raw := srv.Client(t)
+			if n := raw.Exists(context.Background(), name).Val(); n != 1 {
+				t.Fatalf("the leaked lock's record is gone before Close (EXISTS %d)", n)
+			}
+			if err := rc.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if n := raw.Exists(context.Background(), name).Val(); n != 0 {
+				t.Fatalf("the leaked lock's record outlived Close (PTTL %v)", raw.PTTL(context.Background(), name).Val())
+			}
+		})
 	}
 }

@@ -23,11 +23,54 @@ type HoldKey struct {
 // one hold per key, so that every lock value with the same name on the
 // same client shares them.
 type holdTable struct {
-	// mu guards m, and the fields of each hold in it marked so. A hold
-	// taken out of m (takeAll, remove) is its taker's alone: only it
-	// ends the hold.
+	// mu guards m and leaked, and the fields of each hold in m marked
+	// so. A hold taken out of m (takeAll, remove) is its taker's alone:
+	// only it ends the hold.
 	mu sync.Mutex
 	m  map[HoldKey]*hold
+	// leaked holds the holds a leak ended (leak.go), whose records stay
+	// in Redis until their leases run out (until): Shutdown releases
+	// them with the table's (takeLeaked).
+	leaked map[HoldKey]leakedHold
+}
+
+// A leakedHold is a hold a leak ended, and when its lease runs out at
+// the latest.
+type leakedHold struct {
+	h     *hold
+	until time.Time
+}
+
+// addLeakedLocked records h, which a leak ended and took out of the
+// table, until its lease runs out, and forgets those whose leases ran
+// out; t.mu is held.
+func (t *holdTable) addLeakedLocked(h *hold, until time.Time) {
+	now := time.Now()
+	for k, l := range t.leaked {
+		if now.After(l.until) {
+			delete(t.leaked, k)
+		}
+	}
+	if t.leaked == nil {
+		t.leaked = make(map[HoldKey]leakedHold)
+	}
+	t.leaked[h.key] = leakedHold{h, until}
+}
+
+// takeLeaked empties the record of leaked holds and returns those whose
+// leases may not have run out, for Shutdown.
+func (t *holdTable) takeLeaked() map[HoldKey]*hold {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	holds := make(map[HoldKey]*hold, len(t.leaked))
+	now := time.Now()
+	for k, l := range t.leaked {
+		if !now.After(l.until) {
+			holds[k] = l.h
+		}
+	}
+	t.leaked = nil
+	return holds
 }
 
 // A hold is the local record of a lock held by one owner: how many Lock

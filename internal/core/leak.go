@@ -170,7 +170,8 @@ func handleGone(o *owner) {
 // leaked ends h, whose Lock calls' contexts all became unreachable, and
 // reports it: a warning, and the Observer's HoldEnded with ErrLeaked. It
 // runs in the background (a cleanup must not block): after Shutdown
-// began, the hold is Shutdown's to end.
+// began, the hold is Shutdown's to end. Its record stays in Redis until
+// its lease runs out, or until Shutdown releases it (holdTable.leaked).
 func (c *Client) leaked(h *hold) {
 	c.Background(func() {
 		c.holds.mu.Lock()
@@ -179,6 +180,13 @@ func (c *Client) leaked(h *hold) {
 			return // ended meanwhile
 		}
 		holds := h.count
+		until := time.Now().Add(c.WatchdogTimeout)
+		if end := h.leaseEnd.Load(); end != 0 {
+			until = time.Unix(0, end) // a fixed lease's end
+		}
+		if h.releaser != nil {
+			c.holds.addLeakedLocked(h, until)
+		}
 		c.holds.mu.Unlock()
 		h.end(ErrLeaked)
 		args := []any{"lock", h.key.Name, "kind", h.kind, "owner", h.key.Field, "held", time.Since(h.since).Round(time.Millisecond), "holds", holds}

@@ -102,6 +102,11 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	for _, h := range holds {
 		h.end(ErrClosed)
 	}
+	// The holds a leak ended (leak.go) are released too: their records
+	// would stay until their leases ran out.
+	for key, h := range c.holds.takeLeaked() {
+		holds[key] = h
+	}
 	err = errors.Join(err, c.release(ctx, holds))
 	c.settle(ctx)
 	return errors.Join(err, c.closeOwned())
