@@ -16,6 +16,8 @@
 --          "," ("" for none), and takes whose replies it read ("t:...")
 -- ARGV[7]  optional, with KEYS[7]: the attempt's number, unique on the
 --          caller's client (see the prelude's "The attempts")
+-- ARGV[8]  with ARGV[7]: how long its record lasts, in ms (the client's
+--          lease)
 --
 -- A registered caller whose grant is recorded (it did not read the
 -- message) takes the permits handed to it. Grants due for revocation are
@@ -41,6 +43,9 @@
 grants = KEYS[6]
 attempts = ARGV[7] and KEYS[7]
 local attempt = attempts and (ARGV[7] .. ':' .. ARGV[3])
+if attempt then
+	keep_attempts(ARGV[8])
+end
 if attempt and redis.call('zscore', attempts, 'g:' .. attempt) then
 	return 0
 end

@@ -118,10 +118,18 @@ local revoke_limit = 100
 -- in microseconds.
 local tombstone_keep = 3600000000
 
--- How long the attempts' records last, in microseconds: longer than a
--- client retries an undo (relock.OpTimeout), and than an acquire held
--- up in the network usually runs late.
+-- How long the attempts' records last, in microseconds: the client's
+-- lease (its watchdog timeout, an ARGV of the scripts that write them),
+-- as relock's record of a lock's given-up attempts lasts a lease. An undo
+-- that runs later finds no take to give back, and an acquire that runs
+-- later after its undo takes its permits.
 local attempts_keep = 30000000
+
+-- keep_attempts sets attempts_keep from ms, a script argument in
+-- milliseconds.
+local function keep_attempts(ms)
+	attempts_keep = tonumber(ms) * 1000
+end
 
 -- vacant: the watcher left in this script, and none was appointed yet.
 local vacant = false

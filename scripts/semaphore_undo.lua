@@ -6,6 +6,7 @@
 -- ARGV[1]  publish command
 -- ARGV[2]  the acquire's registry member, "<client id>:<tag>:<permits>"
 -- ARGV[3]  the acquire's number (its ARGV[7])
+-- ARGV[4]  how long a record lasts, in ms (its ARGV[8])
 --
 -- A take the acquire recorded is given back, as a release gives permits
 -- back (the waiters they can satisfy are served); a grant it took is
@@ -22,6 +23,7 @@
 -- it had taken a grant, recorded again; 1 otherwise.
 grants = KEYS[6]
 attempts = KEYS[7]
+keep_attempts(ARGV[4])
 local attempt = ARGV[3] .. ':' .. ARGV[2]
 if redis.call('zrem', attempts, 't:' .. attempt) == 1 then
 	offer(wants_string(ARGV[2]))

@@ -83,7 +83,7 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	}
 	number := c.NextAttempt()
 	acks := s.takeAcks()
-	args := []any{c.PublishArg(), n, member, core.Flag(listening), a.reg, acks.arg(), number}
+	args := []any{c.PublishArg(), n, member, core.Flag(listening), a.reg, acks.arg(), number, c.WatchdogArg}
 	reply, err := c.Outlive(ctx, func(ctx context.Context) (any, error) {
 		return c.EvalAcquire(ctx, took, scripts.SemaphoreAcquire(), s.keys, args...)
 	}, func(ctx context.Context, reply any, err error) {

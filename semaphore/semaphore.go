@@ -187,7 +187,7 @@ func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
 // (scripts/semaphore_undo.lua): the permits it took go back, or it takes
 // nothing when it runs late.
 func (s *Semaphore) undo(ctx context.Context, member string, number int64) error {
-	_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreUndo(), s.keys, s.c.PublishArg(), member, number)
+	_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreUndo(), s.keys, s.c.PublishArg(), member, number, s.c.WatchdogArg)
 	return err
 }
 
