@@ -54,7 +54,10 @@ var (
 	ErrInvalidName = core.ErrInvalidName
 
 	// ErrInvalidArgument reports a bad argument or option: a nil client,
-	// a negative lease or wait, and the like.
+	// a negative lease or wait, and the like; a nil context (often the
+	// one a failed Lock returned); a lock or synchronizer that its
+	// package's New did not make (a zero value), or a nil
+	// *permits.Permit.
 	ErrInvalidArgument = core.ErrInvalidArgument
 
 	// ErrUpgrade reports an attempt to take a write lock while holding the

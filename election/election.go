@@ -57,6 +57,7 @@ type Leader struct {
 // An Election is one candidate's handle on the election named name. It
 // is safe for concurrent use, and campaigns for one leadership at a time.
 // Create one with New.
+// A zero value's methods return an error matching relock.ErrInvalidArgument.
 type Election struct {
 	rc   *relock.Client
 	c    *core.Client
@@ -163,8 +164,8 @@ func (e *Election) TryCampaign(ctx context.Context, value string, wait time.Dura
 
 // run is Campaign waiting at most wait (negative: until ctx ends).
 func (e *Election) run(ctx context.Context, value string, wait time.Duration) (context.Context, error) {
-	if e.err != nil {
-		return nil, e.err
+	if err := e.usable(ctx); err != nil {
+		return nil, err
 	}
 	e.lmu.Lock()
 	if e.busy {
@@ -248,16 +249,21 @@ func (e *Election) unrecord(ctx context.Context, field string) {
 }
 
 // TermOf returns the term of the leadership whose context (as Campaign
-// returned it, or derived from it) is ctx.
+// returned it, or derived from it) is ctx; false for any other context,
+// nil (what a failed Campaign returns) included.
 func TermOf(ctx context.Context) (int64, bool) {
+	if ctx == nil {
+		return 0, false
+	}
 	term, ok := ctx.Value(termKey{}).(int64)
 	return term, ok
 }
 
-// current returns the Election's leadership, or ErrNotLeader.
-func (e *Election) current() (*leadership, error) {
-	if e.err != nil {
-		return nil, e.err
+// current returns the Election's leadership, or ErrNotLeader, for an
+// operation given ctx.
+func (e *Election) current(ctx context.Context) (*leadership, error) {
+	if err := e.usable(ctx); err != nil {
+		return nil, err
 	}
 	e.lmu.Lock()
 	defer e.lmu.Unlock()
@@ -271,7 +277,7 @@ func (e *Election) current() (*leadership, error) {
 // observers. It returns an error matching ErrNotLeader when this
 // Election does not lead.
 func (e *Election) Proclaim(ctx context.Context, value string) error {
-	lead, err := e.current()
+	lead, err := e.current(ctx)
 	if err != nil {
 		return err
 	}
@@ -293,7 +299,7 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 // returns an error matching ErrNotLeader when this Election does not
 // lead.
 func (e *Election) Resign(ctx context.Context) error {
-	lead, err := e.current()
+	lead, err := e.current(ctx)
 	if err != nil {
 		return err
 	}
@@ -363,6 +369,15 @@ func (e *Election) check(ctx context.Context) error {
 		return e.err
 	}
 	return e.c.Check(ctx)
+}
+
+// usable returns the Election's input error, or core.Usable's for an
+// Election that New did not make or a nil ctx.
+func (e *Election) usable(ctx context.Context) error {
+	if e.err != nil {
+		return e.err
+	}
+	return core.Usable(e.c != nil, ctx)
 }
 
 // read reads the leader in one script call.

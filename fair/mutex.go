@@ -32,6 +32,7 @@ type Options struct {
 // cheap to create, does no I/O until used, and is safe for concurrent
 // use; any number of Mutex values may name the same lock. Create one with
 // New.
+// A zero value's methods return an error matching relock.ErrInvalidArgument.
 type Mutex struct {
 	m fairlock.Mutex
 }

@@ -33,6 +33,7 @@ type Options struct {
 // one script call. It is cheap to create, does no I/O until used, and is
 // safe for concurrent use; any number of Mutex values may name the same
 // group and values. The zero Mutex is not usable: create one with New.
+// A zero value's methods return an error matching relock.ErrInvalidArgument.
 type Mutex struct {
 	l     hashlock.Lock
 	group string

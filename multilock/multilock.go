@@ -18,6 +18,7 @@ import (
 // A MultiLock holds all of its member locks or none. It is cheap to
 // create, does no I/O until used, and is safe for concurrent use. Create
 // one with New.
+// A zero value's methods return an error matching relock.ErrInvalidArgument.
 type MultiLock struct {
 	members []relock.Locker // canonical order
 	name    string
@@ -115,8 +116,8 @@ func (ml *MultiLock) Lock(ctx context.Context) (context.Context, error) {
 // TryLock is Lock with one wait budget for all members: each member may
 // wait what is left of wait (0: one attempt each).
 func (ml *MultiLock) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if ml.err != nil {
-		return nil, ml.err
+	if err := ml.check(ctx); err != nil {
+		return nil, err
 	}
 	if wait < 0 {
 		return nil, fmt.Errorf("multilock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
@@ -124,9 +125,18 @@ func (ml *MultiLock) TryLock(ctx context.Context, wait time.Duration) (context.C
 	return ml.lock(ctx, wait)
 }
 
-func (ml *MultiLock) lock(ctx context.Context, bound time.Duration) (lctx context.Context, err error) {
+// check returns ml's input error, or core.Usable's: a MultiLock that New
+// did not make has no members.
+func (ml *MultiLock) check(ctx context.Context) error {
 	if ml.err != nil {
-		return nil, ml.err
+		return ml.err
+	}
+	return core.Usable(ml.members != nil, ctx)
+}
+
+func (ml *MultiLock) lock(ctx context.Context, bound time.Duration) (lctx context.Context, err error) {
+	if err := ml.check(ctx); err != nil {
+		return nil, err
 	}
 	ctx, owner := core.EnsureOwner(ctx)
 	// The first member's client, if it is one of relock's locks, tells
@@ -204,18 +214,27 @@ func (ml *MultiLock) memberEnded(owner int64, h *hold, cause error) {
 }
 
 // Unlock releases one hold of every member, all at once, even when some
-// fail; it returns their errors joined (matching
-// relock.ErrNotHeld when ctx's owner held none). It uses each member's
-// Unlock, which runs even when ctx is done.
+// fail; it returns their errors joined (matching relock.ErrNotHeld when
+// ctx's owner held none). A member that held nothing (lost under its
+// holder) ends the owner's hold as lost: its contexts are cancelled with
+// cause relock.ErrLockLost. It uses each member's Unlock, which runs even
+// when ctx is done.
 func (ml *MultiLock) Unlock(ctx context.Context) error {
-	if ml.err != nil {
-		return ml.err
+	if err := ml.check(ctx); err != nil {
+		return err
 	}
 	owner, ok := core.OwnerFrom(ctx)
 	if !ok {
 		return fmt.Errorf("multilock: unlock %q: %w", ml.name, relock.ErrNoOwner)
 	}
 	err := ml.release(ctx, ml.members)
+	if errors.Is(err, relock.ErrNotHeld) {
+		// A member had no hold left: the MultiLock's hold was lost, and
+		// its contexts say so, as they would once that member's
+		// context ended (memberEnded, which runs apart and may come
+		// later), rather than that this Unlock released them.
+		ml.lost(owner, fmt.Errorf("%w: a member held nothing at Unlock", relock.ErrLockLost))
+	}
 	ml.released(owner)
 	if err != nil {
 		return fmt.Errorf("multilock: unlock %q: %w", ml.name, err)
@@ -243,6 +262,19 @@ func (ml *MultiLock) release(ctx context.Context, members []relock.Locker) error
 	wg.Wait()
 	slices.Reverse(errs)
 	return errors.Join(errs...)
+}
+
+// lost ends owner's hold, if it has one, with cause.
+func (ml *MultiLock) lost(owner int64, cause error) {
+	ml.mu.Lock()
+	h := ml.holds[owner]
+	if h != nil {
+		delete(ml.holds, owner)
+	}
+	ml.mu.Unlock()
+	if h != nil {
+		h.ends.End(cause)
+	}
 }
 
 // released drops one hold of owner; the last cancels its contexts.

@@ -30,6 +30,7 @@ type FairOptions struct {
 // is cheap to create, does no I/O until used, and is safe for concurrent
 // use; any number of FairMutex values may name the same lock. The zero
 // FairMutex is not usable: create one with NewFair.
+// A zero value's methods return an error matching relock.ErrInvalidArgument.
 type FairMutex struct {
 	m fairlock.Mutex
 }

@@ -26,6 +26,7 @@ type Options struct {
 // cheap to create, does no I/O until used, and is safe for concurrent
 // use; any number of Mutex values may name the same lock. The zero Mutex
 // is not usable: create one with New.
+// A zero value's methods return an error matching relock.ErrInvalidArgument.
 type Mutex struct {
 	l hashlock.Lock
 	// keys are the KEYS of the release scripts: the lock, its channel

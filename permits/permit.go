@@ -30,7 +30,13 @@ type Permit struct {
 
 // ID returns the permit's id, 32 lower-case hex digits as Redisson shows
 // them: Semaphore.Release and a Redisson client's release(id) take it.
-func (p *Permit) ID() string { return p.id.hex }
+// A nil Permit (what a failed Acquire returns) has the id "".
+func (p *Permit) ID() string {
+	if p == nil {
+		return ""
+	}
+	return p.id.hex
+}
 
 // Context returns the permit's context: a child of the context Acquire
 // was given, cancelled with cause relock.ErrLockLost when the permit is
@@ -38,8 +44,22 @@ func (p *Permit) ID() string { return p.id.hex }
 // renewed in time; or it was released or deleted by someone else, seen
 // at the next renewal), with cause relock.ErrClosed when the client
 // closes, and plainly by Release. With a fixed lease its deadline is the
-// lease's end. Work done under the permit should use it.
-func (p *Permit) Context() context.Context { return p.ctx }
+// lease's end. Work done under the permit should use it. A Permit that
+// Acquire did not return (a nil one) holds nothing: its context is done,
+// with cause matching relock.ErrInvalidArgument.
+func (p *Permit) Context() context.Context {
+	if p == nil || p.ctx == nil {
+		return unmade
+	}
+	return p.ctx
+}
+
+// unmade is the context of a Permit that Acquire did not return.
+var unmade = func() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(core.ErrUnmade)
+	return ctx
+}()
 
 // Release gives the permit back and wakes waiters. It returns by ctx's
 // deadline, and still runs when ctx is done already, within
@@ -51,8 +71,13 @@ func (p *Permit) Context() context.Context { return p.ctx }
 // Redis could not be reached is released if Redis still has it; when
 // Redis does not answer that release, the error matches
 // relock.ErrNotHeld too (this holder holds nothing, as a lock's Unlock
-// reports it) as well as the error Redis's silence gave.
+// reports it) as well as the error Redis's silence gave. Release of a
+// Permit that Acquire did not return (a nil one) returns an error
+// matching relock.ErrInvalidArgument.
 func (p *Permit) Release(ctx context.Context) error {
+	if err := core.Usable(p != nil && p.s != nil, ctx); err != nil {
+		return err
+	}
 	err := p.s.mustRelease(ctx, p.id)
 	if err != nil && core.Transient(err) && !errors.Is(err, relock.ErrNotHeld) &&
 		errors.Is(context.Cause(p.ctx), relock.ErrLockLost) {
@@ -72,8 +97,10 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
 }
 
 // TryAcquire is Acquire waiting at most wait; 0 means one attempt. It
-// returns an error matching relock.ErrNotAcquired when it gives up. The
-// permit's context derives from ctx, not from the wait bound.
+// returns an error matching relock.ErrNotAcquired when it gives up, which
+// says "no permits set" when the semaphore has no count: none was set
+// (TrySetPermits), or it was deleted or expired. The permit's context
+// derives from ctx, not from the wait bound.
 func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration) (*Permit, error) {
 	if wait < 0 {
 		return nil, fmt.Errorf("permits: negative wait %v: %w", wait, relock.ErrInvalidArgument)
@@ -105,7 +132,7 @@ func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, 
 		Wake: s.wake, AlsoWake: pubsub.WakeCount,
 		Wait: bound, Done: done}
 	if err := wait.Acquire(octx, spec); err != nil {
-		return nil, s.errorf("acquire from", err)
+		return nil, s.errorf("acquire from", s.c.NoCount(ctx, s.name, err))
 	}
 	return a.permit, nil
 }

@@ -30,6 +30,7 @@ type Options struct {
 // does no I/O until used, and is safe for concurrent use; any number of
 // Semaphore values may name the same semaphore. The zero Semaphore is not
 // usable: create one with New.
+// A zero value's methods return an error matching relock.ErrInvalidArgument.
 type Semaphore struct {
 	c    *core.Client
 	name string

@@ -49,6 +49,7 @@ type Options struct {
 // A RedLock is a lock held by a quorum of independent masters. It is
 // cheap to create, does no I/O until used, and is safe for concurrent
 // use. Create one with New.
+// A zero value's methods return an error matching relock.ErrInvalidArgument.
 type RedLock struct {
 	name string
 	keys []string // the lock hash, its channel and relock's waiter registry on every master
@@ -181,8 +182,8 @@ func (rl *RedLock) Lock(ctx context.Context) (context.Context, error) {
 // TryLock is Lock giving up after wait (0: one attempt) with an error
 // matching relock.ErrNotAcquired.
 func (rl *RedLock) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if rl.err != nil {
-		return nil, rl.err
+	if err := rl.usable(ctx); err != nil {
+		return nil, err
 	}
 	if wait < 0 {
 		return nil, fmt.Errorf("redlock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
@@ -191,8 +192,8 @@ func (rl *RedLock) TryLock(ctx context.Context, wait time.Duration) (context.Con
 }
 
 func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (lctx context.Context, err error) {
-	if rl.err != nil {
-		return nil, rl.err
+	if err := rl.usable(ctx); err != nil {
+		return nil, err
 	}
 	ctx, owner := core.EnsureOwner(ctx)
 	// The first client's Observer is told of the RedLock's acquires:
@@ -293,6 +294,15 @@ func (rl *RedLock) round(ctx, parent context.Context, owner int64, undos *sync.W
 		err = rl.checkOpen(ctx)
 	}
 	return nil, a, err
+}
+
+// usable returns rl's input error, or core.Usable's: a RedLock that New
+// did not make has no masters.
+func (rl *RedLock) usable(ctx context.Context) error {
+	if rl.err != nil {
+		return rl.err
+	}
+	return core.Usable(rl.nodes != nil, ctx)
 }
 
 // checkOpen returns an error matching relock.ErrClosed once any client

@@ -23,6 +23,7 @@ type Options struct {
 // An RWMutex is a distributed read/write lock. It is cheap to create,
 // does no I/O until used, and is safe for concurrent use. Create one with
 // New.
+// A zero value's methods return an error matching relock.ErrInvalidArgument.
 type RWMutex struct {
 	r, w *Side
 	keys []string // lock hash, channel
@@ -45,50 +46,66 @@ func New(rc *relock.Client, name string, opts *Options) *RWMutex {
 	return rw
 }
 
+// reader and writer are rw's sides; a zero Side, whose every method
+// reports that New did not make it, for an RWMutex New did not make.
+func (rw *RWMutex) reader() *Side {
+	if rw.r == nil {
+		return new(Side)
+	}
+	return rw.r
+}
+
+func (rw *RWMutex) writer() *Side {
+	if rw.w == nil {
+		return new(Side)
+	}
+	return rw.w
+}
+
 // Name returns the lock's name, which is its Redis key.
-func (rw *RWMutex) Name() string { return rw.w.Name() }
+func (rw *RWMutex) Name() string { return rw.writer().Name() }
 
 // Reader returns the read side, a relock.Locker whose Lock is RLock.
-func (rw *RWMutex) Reader() *Side { return rw.r }
+func (rw *RWMutex) Reader() *Side { return rw.reader() }
 
 // Writer returns the write side, a relock.Locker whose Lock is Lock.
-func (rw *RWMutex) Writer() *Side { return rw.w }
+func (rw *RWMutex) Writer() *Side { return rw.writer() }
 
 // RLock waits until ctx's owner holds a read hold, or ctx ends: at once
 // when the lock is free or in read mode, or when ctx's owner holds the
 // write lock (a downgrade); otherwise once the writer leaves. The
 // returned context carries the owner and is cancelled when the read
 // holds' lease is lost or the last read hold is released.
-func (rw *RWMutex) RLock(ctx context.Context) (context.Context, error) { return rw.r.Lock(ctx) }
+func (rw *RWMutex) RLock(ctx context.Context) (context.Context, error) { return rw.reader().Lock(ctx) }
 
 // TryRLock is RLock waiting at most wait; 0 means one attempt.
 func (rw *RWMutex) TryRLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	return rw.r.TryLock(ctx, wait)
+	return rw.reader().TryLock(ctx, wait)
 }
 
 // RUnlock releases one read hold of ctx's owner, or returns an error
 // matching relock.ErrNotHeld. Like reentrant.Mutex.Unlock it returns by
 // ctx's deadline and still runs, within relock.CleanupGrace, when ctx is
 // done already.
-func (rw *RWMutex) RUnlock(ctx context.Context) error { return rw.r.Unlock(ctx) }
+func (rw *RWMutex) RUnlock(ctx context.Context) error { return rw.reader().Unlock(ctx) }
 
 // Lock waits until ctx's owner holds the write lock, or ctx ends. If
 // ctx's owner holds read holds, Lock returns an error matching
 // relock.ErrUpgrade at once. The returned context carries the owner and
 // is cancelled when the write lease is lost or the last write hold is
 // released.
-func (rw *RWMutex) Lock(ctx context.Context) (context.Context, error) { return rw.w.Lock(ctx) }
+func (rw *RWMutex) Lock(ctx context.Context) (context.Context, error) { return rw.writer().Lock(ctx) }
 
 // TryLock is Lock waiting at most wait; 0 means one attempt.
 func (rw *RWMutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	return rw.w.TryLock(ctx, wait)
+	return rw.writer().TryLock(ctx, wait)
 }
 
 // Unlock releases one write hold of ctx's owner, or returns an error
 // matching relock.ErrNotHeld. Like reentrant.Mutex.Unlock it returns by
 // ctx's deadline and still runs, within relock.CleanupGrace, when ctx is
 // done already.
-func (rw *RWMutex) Unlock(ctx context.Context) error { return rw.w.Unlock(ctx) }
+func (rw *RWMutex) Unlock(ctx context.Context) error { return rw.writer().Unlock(ctx) }
 
 // ForceUnlock deletes the lock in whichever mode, whoever holds it, and
 // wakes every waiter. It reports whether there was a lock to delete. Its
@@ -101,12 +118,13 @@ func (rw *RWMutex) Unlock(ctx context.Context) error { return rw.w.Unlock(ctx) }
 // its next renewal, or when its fixed lease ends; Redisson's holders, at
 // their next renewal.
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
-	return rw.w.forceUnlock(ctx, "")
+	return rw.writer().forceUnlock(ctx, "")
 }
 
 // A Side is the read or the write side of an RWMutex, as a relock.Locker
 // (so a MultiLock can hold a read side) with the state queries of a
-// mutex.
+// mutex. A zero value's methods return an error matching
+// relock.ErrInvalidArgument.
 type Side struct {
 	l       hashlock.Lock
 	mode    string   // "read" or "write"

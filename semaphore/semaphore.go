@@ -31,6 +31,7 @@ type Options struct {
 // does no I/O until used, and is safe for concurrent use; any number of
 // Semaphore values, on any number of clients, may name the same
 // semaphore. The zero Semaphore is not usable: create one with New.
+// A zero value's methods return an error matching relock.ErrInvalidArgument.
 type Semaphore struct {
 	c       *core.Client
 	name    string
@@ -102,7 +103,10 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 }
 
 // TryAcquire is Acquire waiting at most wait; 0 means one attempt. It
-// returns an error matching relock.ErrNotAcquired when it gives up.
+// returns an error matching relock.ErrNotAcquired when it gives up, which
+// says "no permits set" when the semaphore has no count: none was set
+// (TrySetPermits), or it was deleted or expired. An acquire on a missing
+// count fails as Redisson's does, and waits as one on a count of 0.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) error {
 	if wait < 0 {
 		return s.invalid("try acquire", fmt.Sprintf("negative wait %v", wait))
@@ -131,7 +135,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 		Wake: s.wake, AlsoWake: pubsub.WakeCount,
 		Wait: bound, Done: done})
 	if err != nil {
-		return s.errorf(op, err)
+		return s.errorf(op, s.c.NoCount(ctx, s.name, err))
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ type Options struct {
 // to create, does no I/O until used, and is safe for concurrent use; any
 // number of Mutex values may name the same lock. The zero Mutex is not
 // usable: create one with New.
+// A zero value's methods return an error matching relock.ErrInvalidArgument.
 type Mutex struct {
 	l hashlock.Lock
 	// keys are the lock's hash, every script's KEYS, and the record of

@@ -5,9 +5,11 @@
 // and only a context carrying that owner releases the hold. Relockvet
 // reports an Unlock or RUnlock given a context that carries no owner
 // (most often the one the Lock was given), a lock call whose returned
-// context is discarded, and a lock context that some path to a return
-// never releases. Package github.com/relock-go/relock/cmd/relockvet/lockctx
-// documents what it proves and what it presumes.
+// context is discarded, a lock context that some path to a return never
+// releases, and a release (of a lock context or a semaphore's permits)
+// deferred before the error check of the acquire it undoes. Package
+// github.com/relock-go/relock/cmd/relockvet/lockctx documents what it
+// proves and what it presumes.
 //
 // Install it and run it through go vet:
 //

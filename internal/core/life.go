@@ -52,11 +52,15 @@ func (c *Client) Begin(ctx context.Context) (end func(), err error) {
 	return c.life.end, nil
 }
 
-// Check returns ErrClosed after Close. Before that it waits, until ctx
-// ends, for the client's pub/sub mode to be known (pubsubMode), and
-// returns the error that kept it from being known, if any: an operation
-// calls Check or Begin before it reads Hub, Publish or PublishArg.
+// Check returns Usable's error for a nil c or ctx, and ErrClosed after
+// Close. Before that it waits, until ctx ends, for the client's pub/sub
+// mode to be known (pubsubMode), and returns the error that kept it from
+// being known, if any: an operation calls Check or Begin before it reads
+// Hub, Publish or PublishArg.
 func (c *Client) Check(ctx context.Context) error {
+	if err := Usable(c != nil, ctx); err != nil {
+		return err
+	}
 	if c.life.closed.Load() {
 		return ErrClosed
 	}

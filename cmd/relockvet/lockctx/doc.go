@@ -18,6 +18,12 @@
 //     control-flow graph as go vet's lostcancel pass finds lost cancel
 //     functions. A deferred release covers every path after the defer.
 //
+// It also reports a release deferred before the error check of the
+// acquire it undoes (lctx, err := mu.Lock(ctx); defer mu.Unlock(lctx);
+// if err != nil ...): when the acquire fails, what it returned is nil
+// and the release fails with relock.ErrInvalidArgument (see "Early
+// releases").
+//
 // An election's Campaign and TryCampaign are lock calls too, but their
 // release, Resign, finds the leadership through the Election, not its
 // context: the Analyzer reports only a discarded leadership context,
@@ -76,4 +82,18 @@
 // negations, conjunctions and disjunctions, in an if statement or a
 // tagless switch case) on paths where nothing has assigned the error
 // variable since the lock call.
+//
+// # Early releases
+//
+// An acquire here is a lock call, or an Acquire or TryAcquire of a
+// relock package whose last result is an error (a permits.Semaphore's,
+// which returns a *permits.Permit; a semaphore.Semaphore's, which
+// returns only the error), whose error is assigned to a variable. The
+// statements after it in its block are followed up to the first one
+// that names that variable, or assigns what the acquire returned: a
+// defer statement among them whose call, or a call in its deferred
+// function literal, is an Unlock, RUnlock or Release of the relock
+// module naming the acquired context or permit (for a semaphore.Semaphore,
+// a Release on the same receiver expression) is reported. A deferred
+// function that reads the error itself names it, and ends the search.
 package lockctx

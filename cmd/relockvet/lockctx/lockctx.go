@@ -13,7 +13,8 @@ import (
 
 // Analyzer reports relock lock contexts that are discarded, not
 // released on every path, or replaced in a release by a context that
-// carries no owner. See the package doc for what it proves and presumes.
+// carries no owner, and releases deferred before the error check of
+// their acquire. See the package doc for what it proves and presumes.
 var Analyzer = &analysis.Analyzer{
 	Name:     "lockctx",
 	Doc:      doc,
@@ -33,10 +34,16 @@ carries no owner, such as the one the lock call was given:
 	...
 	defer mu.Unlock(ctx) // should be mu.Unlock(lctx)
 
-a lock call, or a Campaign, whose returned context is discarded, and a
-lock context that some path from its lock call to a return never
-releases. It stays silent when the context may escape or the owner may
-have another name.`
+a lock call, or a Campaign, whose returned context is discarded, a lock
+context that some path from its lock call to a return never releases,
+and a release deferred before the error check of its acquire:
+
+	lctx, err := mu.Lock(ctx)
+	defer mu.Unlock(lctx) // lctx is nil when err is not
+	if err != nil {
+
+It stays silent when the context may escape or the owner may have
+another name.`
 
 // module is the import path of the relock module.
 const module = "github.com/relock-go/relock"
@@ -118,6 +125,7 @@ func check(pass *analysis.Pass, fd *ast.FuncDecl) {
 	for _, u := range f.unlocks {
 		f.checkUnlock(u)
 	}
+	checkEarlyDefers(f, fd)
 }
 
 // newFuncInfo collects fd's parameters, assignments, conditions and

@@ -1,6 +1,8 @@
 // Package a holds the analyzer's test cases: unlock.go for releases
 // given a context without an owner, discard.go for discarded lock
-// contexts, paths.go for lock contexts not released on every path.
+// contexts, paths.go for lock contexts not released on every path,
+// early.go for releases deferred before the error check of their
+// acquire.
 package a
 
 import (
