@@ -37,9 +37,22 @@
 // whose ctx ends cuts its attempt in flight short (a re-entry's runs to
 // NodeTimeout), releases it and returns.
 //
+// A release that gets no answer (its reply was lost, or the master took
+// longer than NodeTimeout) is sent again in the background until the
+// master answers, for up to relock.OpTimeout, each try cut off after
+// twice as long as the one before, up to a second (NodeTimeout if that
+// is longer). Where the acquire it releases lost its reply too, and may
+// still run on the master, the attempt is recorded there as given up
+// (relock_lock_gone:{<name>}) before each unlock, so that it changes
+// nothing if it runs later; Unlock does the same on a master that did
+// not answer the attempt that took the lock. The owner's next attempt
+// on a master waits for such a release within its NodeTimeout, or
+// leaves that master out.
+//
 // A Lock waiting between attempts holds nothing and ends as soon as any
 // of its clients closes, with an error matching relock.ErrClosed; Close
-// waits at most for an attempt in flight and its release. Unlock with a
+// waits at most for an attempt in flight and its release, and for the
+// try in flight of a release sent again, which it ends. Unlock with a
 // closed client releases on the other masters and returns an error
 // matching relock.ErrClosed.
 //

@@ -64,7 +64,7 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 	defer rl.mu.Unlock()
 	h := rl.holds[owner]
 	if h == nil {
-		h = &hold{down: make(map[int]bool)}
+		h = &hold{down: make(map[int]bool), late: make(map[int]int64)}
 		rl.holds[owner] = h
 	}
 	h.count++
@@ -73,6 +73,9 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 		if !a.acquired[i] {
 			if !a.had[i] {
 				h.down[i] = true
+			}
+			if mayRunLate(a.errs[i]) {
+				h.late[i] = a.numbers[i]
 			}
 			continue
 		}
@@ -129,6 +132,7 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("redlock: unlock %q: %w", rl.name, relock.ErrNoOwner)
 	}
+	late := rl.lateOf(owner)
 	replies := make([]any, len(rl.nodes))
 	errs := make([]error, len(rl.nodes))
 	closed := make([]bool, len(rl.nodes))
@@ -149,14 +153,26 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 		}
 		// A master that holds nothing for this owner (down when it was
 		// acquired) is asked too, but cannot fail the Unlock.
-		unlocking[i] = node.BeginUnlock(core.HoldKey{Name: rl.name, Field: node.Field(owner)})
+		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
+		unlocking[i] = node.BeginUnlock(key)
 		holding := unlocking[i].Holds() > 0
 		g.Go(func() error {
 			defer end()
+			nctx, cancel := rl.nodeContext(ctx)
 			var err error
-			replies[i], err = rl.unlockNode(ctx, node, owner)
-			if err != nil && holding {
+			replies[i], err = rl.unlockNode(nctx, node, owner, late[i])
+			cancel()
+			switch {
+			case err != nil && holding:
 				errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
+			case err != nil && late[i] != 0 && core.Transient(err):
+				// Where it holds nothing the owner knows of, only an
+				// attempt that ran late can have left a record: the
+				// release is sent again until the master answers.
+				rl.detach(ctx, node, key, func(ctx context.Context) error {
+					_, err := rl.unlockNode(ctx, node, owner, late[i])
+					return err
+				})
 			}
 			return nil
 		})
@@ -187,6 +203,20 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	return nil
 }
 
+// lateOf returns, by master, the number of the last attempt of owner's
+// hold that the master did not answer (hold.late), 0 for none.
+func (rl *RedLock) lateOf(owner int64) []int64 {
+	late := make([]int64, len(rl.nodes))
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	if h := rl.holds[owner]; h != nil {
+		for i, n := range h.late {
+			late[i] = n
+		}
+	}
+	return late
+}
+
 // released drops one hold of owner; the last cancels its contexts.
 func (rl *RedLock) released(owner int64) {
 	rl.mu.Lock()
@@ -215,6 +245,8 @@ type releaser struct {
 // Release removes field's record on the master, however many holds it
 // counts, bounded by NodeTimeout.
 func (r releaser) Release(ctx context.Context, field string, _ int) error {
-	_, err := r.rl.unlockField(ctx, r.node, field, true)
+	nctx, cancel := context.WithTimeout(ctx, r.rl.opts.NodeTimeout)
+	defer cancel()
+	_, err := r.rl.unlockField(nctx, r.node, field, true)
 	return err
 }

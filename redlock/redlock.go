@@ -74,7 +74,12 @@ type RedLock struct {
 type hold struct {
 	count int
 	down  map[int]bool // masters not holding it: never acquired, or lost
-	ends  core.Ends
+	// late holds, by master, the number of the last of the hold's
+	// attempts that the master did not answer, which may still run
+	// there: Unlock records it as given up there before it unlocks
+	// (unlockNode).
+	late map[int]int64
+	ends core.Ends
 }
 
 var _ relock.Locker = (*RedLock)(nil)
@@ -211,17 +216,12 @@ func (rl *RedLock) lock(ctx context.Context, bound time.Duration) (lctx context.
 	deadline := time.Now().Add(bound)
 	var retry *time.Timer
 	var cases []reflect.SelectCase // the wait's: retry timer, ctx, every client's hub
-	// undos: the undo of the last round on masters that did not answer,
-	// which the call does not wait for unless it tries again: an undo
-	// that came after the next acquire would release it.
-	var undos sync.WaitGroup
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("redlock: lock %q: %w: %w", rl.name, relock.ErrNotAcquired, err)
 		}
-		undos.Wait()
 		rounds++
-		lctx, a, err := rl.round(octx, ctx, owner, &undos)
+		lctx, a, err := rl.round(octx, ctx, owner)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("redlock: lock %q: %w", rl.name, err)
@@ -264,7 +264,7 @@ func (rl *RedLock) waitCases(ctx context.Context, retry *time.Timer) []reflect.S
 // that closed fails the round with ErrClosed, after the attempt is undone
 // on every master: nothing taken is left locked. It returns the lock
 // context, derived from parent, or the failed attempt.
-func (rl *RedLock) round(ctx, parent context.Context, owner int64, undos *sync.WaitGroup) (context.Context, *attempt, error) {
+func (rl *RedLock) round(ctx, parent context.Context, owner int64) (context.Context, *attempt, error) {
 	// Every client's pub/sub mode is known first (Check): a wait for
 	// one keeps no other client's Close waiting.
 	if err := rl.checkOpen(ctx); err != nil {
@@ -289,7 +289,7 @@ func (rl *RedLock) round(ctx, parent context.Context, owner int64, undos *sync.W
 			}
 		}
 	}
-	rl.undo(ctx, owner, a, undos)
+	rl.undo(ctx, owner, a)
 	if err == nil {
 		err = rl.checkOpen(ctx)
 	}
@@ -350,13 +350,19 @@ func (a *attempt) String() string {
 	return s
 }
 
+// errReleasing is the error of an attempt on a master where the release
+// of an earlier attempt of the owner's is still under way (detach).
+var errReleasing = errors.New("the release of an earlier attempt is still under way")
+
 // attempt sends the acquire to every master at once, each call cut off
 // after NodeTimeout (relock's script clients honour deadlines), or when
 // ctx ends: the undo then releases what may have landed. A re-entry (the
 // owner held the master's record before) is not cut off by ctx, as the
 // undo skips a re-entry that did not answer: it cannot tell an acquire
 // that landed from one that did not, and must not release the holds the
-// owner had.
+// owner had. Where the release of an earlier attempt of the owner's is
+// still sent again in the background (detach), which would release this
+// one, the acquire waits for it within its NodeTimeout, or is not sent.
 func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 	n := len(rl.nodes)
 	a := &attempt{start: time.Now(), acquired: make([]bool, n), had: make([]bool, n), errs: make([]error, n),
@@ -364,7 +370,8 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 	var g errgroup.Group
 	for i, node := range rl.nodes {
 		field := node.Field(owner)
-		a.had[i] = node.Holding(core.HoldKey{Name: rl.name, Field: field})
+		key := core.HoldKey{Name: rl.name, Field: field}
+		a.had[i] = node.Holding(key)
 		a.numbers[i] = node.NextAttempt()
 		g.Go(func() error {
 			base := ctx
@@ -373,6 +380,10 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 			}
 			nctx, cancel := context.WithTimeout(base, rl.opts.NodeTimeout)
 			defer cancel()
+			if node.AwaitPending(nctx, key) != nil {
+				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), errReleasing)
+				return nil
+			}
 			reply, err := core.EvalWithin(nctx, node.Scripts, scripts.Acquire(), rl.acquireKeys, rl.leaseOf(node), field, "0", a.numbers[i])
 			a.acquired[i] = err == nil && core.OneReply(reply)
 			if err != nil {
@@ -396,38 +407,42 @@ func (rl *RedLock) leaseOf(node *core.Client) int64 {
 
 // undo releases a failed attempt: on every master where the owner held
 // nothing before (an acquire that timed out may still have landed), and
-// where this attempt re-entered; not where the acquire could not even
-// connect (it never ran). Where the acquire did not answer, it may run
-// after the unlock: the attempt is first recorded as given up there
-// (core.Client.Bury), and the unlock follows only once it is. Each call
-// is cut off after NodeTimeout. undo
-// waits for the masters that answered the attempt; on those that did
-// not, which may not answer the undo either, it runs in the background
-// (core.Client.Background, which the client's Shutdown waits for) and
-// counts in undos.
-func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt, undos *sync.WaitGroup) {
+// where this attempt re-entered; not where the acquire was not sent (it
+// could not connect, or the release of an earlier attempt was under
+// way). Where the acquire did not answer, it may run after the unlock:
+// the attempt is first recorded as given up (unlockNode). undo waits for
+// the masters that answered the attempt; on those that did not, which
+// may not answer the undo either, it runs in the background (detach).
+// A release that gets no answer is sent again in the background, but a
+// re-entry's: an unlock sent twice would release a hold the owner had.
+func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
 	var g errgroup.Group
 	for i, node := range rl.nodes {
-		if (a.had[i] && !a.acquired[i]) || core.IsDialError(a.errs[i]) {
+		err := a.errs[i]
+		if (a.had[i] && !a.acquired[i]) || core.IsDialError(err) || errors.Is(err, errReleasing) {
 			continue
 		}
-		undoNode := func() { _, _ = rl.unlockNode(ctx, node, owner) }
-		if mayRunLate(a.errs[i]) {
-			undoNode = func() {
-				if rl.buryNode(ctx, node, owner, a.numbers[i]) == nil {
-					_, _ = rl.unlockNode(ctx, node, owner)
-				}
-			}
+		var late int64
+		if mayRunLate(err) {
+			late = a.numbers[i]
 		}
-		if core.Unanswered(a.errs[i]) {
-			undos.Add(1)
-			if node.Background(func() { defer undos.Done(); undoNode() }) {
-				continue
-			}
-			undos.Done()
+		release := func(ctx context.Context) error {
+			_, err := rl.unlockNode(ctx, node, owner, late)
+			return err
+		}
+		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
+		// A master that did not answer held nothing before: the owner's
+		// re-entries that did not answer are skipped above.
+		if core.Unanswered(err) && rl.detach(ctx, node, key, release) {
+			continue
 		}
 		g.Go(func() error {
-			undoNode()
+			nctx, cancel := rl.nodeContext(ctx)
+			err := release(nctx)
+			cancel()
+			if err != nil && !a.had[i] && core.Transient(err) {
+				rl.detach(ctx, node, key, release)
+			}
 			return nil
 		})
 	}
@@ -449,33 +464,82 @@ func mayRunLate(err error) bool {
 func (rl *RedLock) buryUnanswered(ctx context.Context, owner int64, a *attempt) {
 	for i, node := range rl.nodes {
 		if mayRunLate(a.errs[i]) {
-			node.Background(func() { _ = rl.buryNode(ctx, node, owner, a.numbers[i]) })
+			key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
+			rl.detach(ctx, node, key, func(ctx context.Context) error { return rl.bury(ctx, node, owner, a.numbers[i]) })
 		}
 	}
 }
 
-// buryNode records owner's attempts on node's master up to number as
-// given up, bounded by NodeTimeout, for a lease.
-func (rl *RedLock) buryNode(ctx context.Context, node *core.Client, owner, number int64) error {
-	nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rl.opts.NodeTimeout)
-	defer cancel()
-	return node.Bury(nctx, rl.acquireKeys[2], node.Field(owner), number, time.Duration(rl.leaseOf(node))*time.Millisecond)
+// bury records owner's attempts on node's master up to number as given
+// up, for a lease.
+func (rl *RedLock) bury(ctx context.Context, node *core.Client, owner, number int64) error {
+	return node.Bury(ctx, rl.acquireKeys[2], node.Field(owner), number, time.Duration(rl.leaseOf(node))*time.Millisecond)
 }
 
-// unlockNode runs the unlock script on one master, cut off after
-// NodeTimeout like an acquire: it goes through the client relock runs
-// acquires through, which neither retries nor outwaits its deadline, so
-// that a dead master costs an Unlock or an undo no more than an attempt.
-// It runs even when ctx is done.
-func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner int64) (any, error) {
-	return rl.unlockField(context.WithoutCancel(ctx), node, node.Field(owner), false)
+// maxTryTimeout bounds each try of a release sent again in the
+// background (detach), unless NodeTimeout is longer.
+const maxTryTimeout = time.Second
+
+// detach sends release, a clean-up on node's master for key that is safe
+// to send twice, in the background until the master answers it
+// (core.Retry), for up to core.OpTimeout: a reply lost once, or a master
+// slower than NodeTimeout for a while, does not leave the clean-up
+// undone. Its first try is cut off after NodeTimeout, and each next one
+// after twice as long as the last, up to maxTryTimeout. It stops when the
+// client begins to close: Close waits for the try in flight only, and
+// what is left undone then ends with the lease. Until it is done, the
+// owner's attempts on the master wait for it (attempt). It reports
+// false, sending nothing, once the client is closing.
+func (rl *RedLock) detach(ctx context.Context, node *core.Client, key core.HoldKey, release func(ctx context.Context) error) bool {
+	closing := node.Hub().Done()
+	return node.Detach(ctx, key, func(ctx context.Context) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-closing:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		timeout := rl.opts.NodeTimeout
+		_ = core.Retry(ctx, func(ctx context.Context) error {
+			tctx, tcancel := context.WithTimeout(ctx, timeout)
+			defer tcancel()
+			timeout = min(2*timeout, max(rl.opts.NodeTimeout, maxTryTimeout))
+			return release(tctx)
+		})
+	})
+}
+
+// nodeContext returns the context of a call to a master, for ctx, that
+// must run even when ctx is done (a release): ctx's values, cut off
+// after NodeTimeout.
+func (rl *RedLock) nodeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), rl.opts.NodeTimeout)
+}
+
+// unlockNode releases one hold of owner's on node's master within ctx,
+// which the caller bounds (nodeContext, detach). It goes through the
+// client relock runs acquires through, which neither retries nor
+// outwaits its deadline, so that a dead master costs an Unlock or an
+// undo no more than an attempt. late is the number of an attempt of the
+// owner's whose reply the master lost, which may still run there (0:
+// none): that attempt is first recorded as given up (core.Client.Bury),
+// and the unlock is sent only once the record is made. The attempt then
+// changes nothing if it runs after the unlock, and the unlock releases
+// it if it ran before.
+func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner, late int64) (any, error) {
+	if late != 0 {
+		if err := rl.bury(ctx, node, owner, late); err != nil {
+			return nil, err
+		}
+	}
+	return rl.unlockField(ctx, node, node.Field(owner), false)
 }
 
 // unlockField releases one hold of field on node's master or, with all,
-// every hold it counts, through the no-retry client and bounded by
-// NodeTimeout.
+// every hold it counts, through the no-retry client, within ctx.
 func (rl *RedLock) unlockField(ctx context.Context, node *core.Client, field string, all bool) (any, error) {
-	nctx, cancel := context.WithTimeout(ctx, rl.opts.NodeTimeout)
-	defer cancel()
-	return core.EvalWithin(nctx, node.Scripts, scripts.Unlock(), rl.keys, rl.leaseOf(node), field, node.PublishArg(), core.Flag(all))
+	return core.EvalWithin(ctx, node.Scripts, scripts.Unlock(), rl.keys, rl.leaseOf(node), field, node.PublishArg(), core.Flag(all))
 }
