@@ -54,12 +54,16 @@ func (l *Latch) await(ctx context.Context, bound time.Duration) (bool, error) {
 	if bound >= 0 {
 		op = observe.OpTryAwait
 	}
+	a := &awaiter{l: l, v: v, since: since, once: bound == 0}
+	if bound > 0 {
+		a.until = time.Now().Add(bound)
+	}
 	octx, done := l.c.StartAcquire(ctx, "latch", op, l.name)
 	err := wait.Acquire(octx, wait.Spec{
 		Hub:      l.c.Hub(),
 		Channel:  l.channel,
 		Wake:     pubsub.WakeAll,
-		Acquirer: &awaiter{l: l, v: v, since: since, once: bound == 0},
+		Acquirer: a,
 		Wait:     bound,
 		Done:     done,
 	})
@@ -70,8 +74,23 @@ func (l *Latch) await(ctx context.Context, bound time.Duration) (bool, error) {
 		return false, l.errorf("await", ctx.Err())
 	case errors.Is(err, core.ErrNotAcquired):
 		return false, nil // the wait ran out
+	case l.closing():
+		// A read cut off by Close fails with go-redis's "client is
+		// closed": the wait ended because the client closed.
+		return false, l.errorf("await", relock.ErrClosed)
 	}
 	return false, l.errorf("await", err)
+}
+
+// closing reports whether l's client has begun to close: Close closes
+// the hub before the connections a read of the count may be using.
+func (l *Latch) closing() bool {
+	select {
+	case <-l.c.Hub().Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // An awaiter is one wait on a latch, as internal/wait's loop drives it.
@@ -80,15 +99,28 @@ type awaiter struct {
 	v     *view
 	since uint64 // the view's reads begun before this wait began
 	once  bool   // TryAwait(0): one look, which must read
+	// until is when a TryAwait's wait runs out (zero for an Await):
+	// from then on every look reads (see Attempt).
+	until time.Time
 }
 
 // Attempt looks at the count, through the client's view of the latch:
 // the latch is "acquired" when it is open. A closed latch has no time
 // limit: only a message ends the sleep.
+//
+// The look that decides a TryAwait's false, the one after its wait ran
+// out, reads the count rather than take the view's answer: the view's
+// "closed" holds until a message says otherwise, and the message of an
+// opening that happened before this call may not have reached the
+// client yet. Trusted then, it would report closed a latch that was open
+// from before the call until it returned (a CountDown to zero, then a
+// TryAwait on another client whose view had found the latch closed).
+// A sleeping Await is woken by that message when it comes; a TryAwait
+// that gives up must not answer for it.
 func (a *awaiter) Attempt(ctx context.Context, listening bool) (wait.Outcome, error) {
 	var open bool
 	var err error
-	if a.once {
+	if a.once || (!a.until.IsZero() && !time.Now().Before(a.until)) {
 		open, err = a.l.isOpen(ctx)
 	} else {
 		open, err = a.v.look(ctx, a.l, a.since, listening)

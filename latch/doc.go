@@ -11,6 +11,12 @@
 //   - ctx bounds the wait: when it ends first, Await returns an error
 //     matching ctx.Err(), and relock.ErrClosed when the client closes; a
 //     wait leaves nothing in Redis. TryAwait's running out is false, nil.
+//   - An opening just before an Await began may still end it: its
+//     message may reach the client after the Await started listening,
+//     and the Await then returns for it even when the latch was set
+//     again meanwhile (a reusable barrier's next round). Telling such a
+//     message from a new one would cost a round trip on the shared
+//     subscription for every wait; latch's TestChurn allows 100 ms.
 //   - A latch excludes nobody and has no owner: any process may count it
 //     down. It has no lease either (see below), and a CountDown that
 //     returns an error may or may not have counted: it is never retried.
@@ -38,12 +44,15 @@
 // look together: one read of the count answers every waiter that looks
 // while it runs, and a read that found the latch closed answers every
 // later look until the next message on the channel, since no change goes
-// unannounced. A "0" wakes every waiter, which returns without a read:
-// the latch opened while it listened. A "1" is a new count or a Delete,
-// and wakes every waiter to look again, which costs the client one read;
-// so a Delete wakes relock's waiters, which then return. When the
-// subscription's connection breaks, the client reads the count again once
-// it is back, since messages sent during the gap are lost.
+// unannounced; but the last look of a TryAwait that runs out reads the
+// count itself, since the message of an opening that came before the call
+// may still be on its way to the client. A "0" wakes every waiter, which
+// returns without a read: the latch opened while it listened. A "1" is a
+// new count or a Delete, and wakes every waiter to look again, which
+// costs the client one read; so a Delete wakes relock's waiters, which
+// then return. When the subscription's connection breaks, the client
+// reads the count again once it is back, since messages sent during the
+// gap are lost.
 //
 // A latch has no lease: its count never expires and nothing renews it. A
 // process that dies before its CountDown leaves the count where it was,

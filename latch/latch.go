@@ -26,7 +26,8 @@ const (
 // A Latch is a distributed count-down latch. It is cheap to create, does
 // no I/O until used, and is safe for concurrent use; any number of Latch
 // values, in any number of processes, may name the same latch. The zero
-// Latch is not usable: create one with New.
+// Latch is not usable (its methods return an error matching
+// relock.ErrInvalidArgument): create one with New.
 type Latch struct {
 	c       *core.Client
 	name    string
