@@ -10,13 +10,17 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/election"
 	"github.com/relock-go/relock/fair"
 	"github.com/relock-go/relock/grouplock"
 	"github.com/relock-go/relock/internal/testing/redistest"
+	"github.com/relock-go/relock/multilock"
 	"github.com/relock-go/relock/nonreentrant"
+	"github.com/relock-go/relock/permits"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/rwlock"
 	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/semaphore"
 	"github.com/relock-go/relock/spinlock"
 )
 
@@ -25,11 +29,14 @@ import (
 // server late, after the caller gave up. Redis orders nothing across
 // connections, so such an attempt may run after the give-up sent on
 // another one; relock records the attempts it gave up
-// (relock_lock_gone:{<name>}) and its acquire scripts refuse a late one.
-// Without that, the gone caller held the lock, or blocked the fair
-// queue, for a whole lease. The bench forces the reordering with
-// redistest.Late, a go-redis hook that keeps the attempts' calls instead
-// of sending them and sends them when told.
+// (relock_lock_gone:{<name>}; a semaphore's in
+// relock_semaphore_attempts:{<name>}, expirable permits' in
+// relock_permits_gone:{<name>}) and its acquire scripts refuse a late
+// one. Without that, the gone caller held the lock, or blocked the fair
+// queue, for a whole lease, and a semaphore's permit for good. The
+// bench forces the reordering with redistest.Late, a go-redis hook that
+// keeps the attempts' calls instead of sending them and sends them when
+// told.
 type lateResult struct {
 	Runs int `json:"runs_per_primitive"`
 	// WaitMs is the TryLock wait of the caller whose replies are lost.
@@ -102,32 +109,147 @@ const (
 )
 
 // A latePrimitive is one row of scenario (t): the lock of a primitive
-// named name on rc.
+// named name on rc. prepare, if set, readies each run's name before the
+// holder locks it: a semaphore's count.
 type latePrimitive struct {
-	name string
-	lock func(rc *relock.Client, name string) relock.Locker
+	name    string
+	lock    func(rc *relock.Client, name string) relock.Locker
+	prepare func(ctx context.Context, rc *relock.Client, name string) error
 }
 
 // latePrimitives lists scenario (t)'s locks: every hash lock whose
 // acquire scripts refuse a late attempt, the read/write lock by its
-// write side (an exclusive lock a late reader would block too).
+// write side (an exclusive lock a late reader would block too); a
+// multilock over two reentrant locks; an election, each Lock the
+// Campaign of an Election of its own; and both semaphores with a single
+// permit, whose acquires refuse a late attempt too.
 var latePrimitives = []latePrimitive{
-	{"reentrant", func(rc *relock.Client, name string) relock.Locker { return reentrant.New(rc, name, nil) }},
-	{"fair", func(rc *relock.Client, name string) relock.Locker { return fair.New(rc, name, nil) }},
-	{"nonreentrant", func(rc *relock.Client, name string) relock.Locker { return nonreentrant.New(rc, name, nil) }},
-	{"nonreentrant fair", func(rc *relock.Client, name string) relock.Locker { return nonreentrant.NewFair(rc, name, nil) }},
-	{"spinlock", func(rc *relock.Client, name string) relock.Locker { return spinlock.New(rc, name, nil) }},
-	{"rwlock writer", func(rc *relock.Client, name string) relock.Locker { return rwlock.New(rc, name, nil).Writer() }},
-	{"grouplock", func(rc *relock.Client, name string) relock.Locker {
+	{name: "reentrant", lock: func(rc *relock.Client, name string) relock.Locker { return reentrant.New(rc, name, nil) }},
+	{name: "fair", lock: func(rc *relock.Client, name string) relock.Locker { return fair.New(rc, name, nil) }},
+	{name: "nonreentrant", lock: func(rc *relock.Client, name string) relock.Locker { return nonreentrant.New(rc, name, nil) }},
+	{name: "nonreentrant fair", lock: func(rc *relock.Client, name string) relock.Locker { return nonreentrant.NewFair(rc, name, nil) }},
+	{name: "spinlock", lock: func(rc *relock.Client, name string) relock.Locker { return spinlock.New(rc, name, nil) }},
+	{name: "rwlock writer", lock: func(rc *relock.Client, name string) relock.Locker { return rwlock.New(rc, name, nil).Writer() }},
+	{name: "grouplock", lock: func(rc *relock.Client, name string) relock.Locker {
 		return grouplock.New(rc, name, []string{"a", "b"}, nil)
 	}},
+	{name: "multilock", lock: func(rc *relock.Client, name string) relock.Locker {
+		return multilock.New(reentrant.New(rc, name+":a", nil), reentrant.New(rc, name+":b", nil))
+	}},
+	{name: "election", lock: func(rc *relock.Client, name string) relock.Locker { return lateCandidate{rc: rc, name: name} }},
+	{name: "semaphore", lock: func(rc *relock.Client, name string) relock.Locker {
+		return lateSemaphore{semaphore.New(rc, name, &semaphore.Options{TTL: semaphoreTTL})}
+	}, prepare: func(ctx context.Context, rc *relock.Client, name string) error {
+		return setOnce(semaphore.New(rc, name, &semaphore.Options{TTL: semaphoreTTL}).TrySetPermits(ctx, 1))
+	}},
+	{name: "permits", lock: func(rc *relock.Client, name string) relock.Locker { return latePermit{permits.New(rc, name, nil)} },
+		prepare: func(ctx context.Context, rc *relock.Client, name string) error {
+			return setOnce(permits.New(rc, name, nil).TrySetPermits(ctx, 1))
+		}},
 }
 
-// lateScripts are the acquire scripts of every hash lock: the calls the
-// hook keeps.
+// lateScripts are the acquire scripts of every hash lock and of both
+// semaphores: the calls the hook keeps. An election's are its fair
+// lock's: its leader record (scripts.ElectionElect) is written only
+// once the lock is taken, which no kept attempt lets the waiter do.
 var lateScripts = []*redis.Script{
 	scripts.Acquire(), scripts.FencedAcquire(), scripts.NonReentrantAcquire(), scripts.FairAcquire(),
 	scripts.SpinAcquire(), scripts.RWReadAcquire(), scripts.RWWriteAcquire(), scripts.GroupAcquire(),
+	scripts.SemaphoreAcquire(), scripts.PermitsAcquire(),
+}
+
+// A lateCandidate is an election as a relock.Locker: Lock campaigns with
+// an Election of its own, which the leadership's context carries to
+// Unlock, which resigns.
+type lateCandidate struct {
+	rc   *relock.Client
+	name string
+}
+
+// lateElectionKey is the context key of a lateCandidate's Election.
+type lateElectionKey struct{}
+
+func (c lateCandidate) Name() string { return c.name }
+
+func (c lateCandidate) Lock(ctx context.Context) (context.Context, error) {
+	e := election.New(c.rc, c.name, nil)
+	lctx, err := e.Campaign(ctx, "bench")
+	if err != nil {
+		return nil, err
+	}
+	return context.WithValue(lctx, lateElectionKey{}, e), nil
+}
+
+func (c lateCandidate) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	e := election.New(c.rc, c.name, nil)
+	lctx, err := e.TryCampaign(ctx, "bench", wait)
+	if err != nil {
+		return nil, err
+	}
+	return context.WithValue(lctx, lateElectionKey{}, e), nil
+}
+
+func (c lateCandidate) Unlock(ctx context.Context) error {
+	e, ok := ctx.Value(lateElectionKey{}).(*election.Election)
+	if !ok {
+		return errors.New("not a leadership's context")
+	}
+	return e.Resign(ctx)
+}
+
+// A lateSemaphore is one permit of a semaphore as a relock.Locker: the
+// permits have no owner, and Lock's context is the caller's.
+type lateSemaphore struct{ s *semaphore.Semaphore }
+
+func (l lateSemaphore) Name() string { return l.s.Name() }
+
+func (l lateSemaphore) Lock(ctx context.Context) (context.Context, error) {
+	if err := l.s.Acquire(ctx, 1); err != nil {
+		return nil, err
+	}
+	return ctx, nil
+}
+
+func (l lateSemaphore) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	if err := l.s.TryAcquire(ctx, 1, wait); err != nil {
+		return nil, err
+	}
+	return ctx, nil
+}
+
+func (l lateSemaphore) Unlock(ctx context.Context) error { return l.s.Release(ctx, 1) }
+
+// A latePermit is an expirable permit as a relock.Locker: Lock's context
+// is the permit's, carrying it to Unlock, which releases it.
+type latePermit struct{ s *permits.Semaphore }
+
+// latePermitKey is the context key of a latePermit's Permit.
+type latePermitKey struct{}
+
+func (l latePermit) Name() string { return l.s.Name() }
+
+func (l latePermit) Lock(ctx context.Context) (context.Context, error) {
+	p, err := l.s.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return context.WithValue(p.Context(), latePermitKey{}, p), nil
+}
+
+func (l latePermit) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	p, err := l.s.TryAcquire(ctx, wait)
+	if err != nil {
+		return nil, err
+	}
+	return context.WithValue(p.Context(), latePermitKey{}, p), nil
+}
+
+func (l latePermit) Unlock(ctx context.Context) error {
+	p, ok := ctx.Value(latePermitKey{}).(*permits.Permit)
+	if !ok {
+		return errors.New("not a permit's context")
+	}
+	return p.Release(ctx)
 }
 
 // runLate runs scenario (t): each primitive's LateRuns runs, one after
@@ -255,9 +377,10 @@ func (f *lateFixture) stop() {
 	}
 }
 
-// run is one run on the lock named name: the holder locks it, the
-// waiter tries it for lateWait with every acquire attempt kept (each
-// fails as on a dropped connection), and gives up; then the kept
+// run is one run on the lock named name: p's prepare readies it, if p
+// has one, and the holder locks it; the waiter tries it for lateWait
+// with every acquire attempt kept (each fails as on a dropped
+// connection), and gives up; then the kept
 // attempts run (Play) and the holder unlocks, in that order when
 // whileHeld, else the other way round. From Play's return a fresh client
 // tries the lock every latePoll until it takes it (took is then how
@@ -267,6 +390,11 @@ func (f *lateFixture) stop() {
 func (f *lateFixture) run(name string, whileHeld bool) (took time.Duration, stuck bool, attempts int, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), lateRunWithin)
 	defer cancel()
+	if f.p.prepare != nil {
+		if err := f.p.prepare(ctx, f.holder, name); err != nil {
+			return 0, false, 0, fmt.Errorf("set-up: %w", err)
+		}
+	}
 	holder := f.p.lock(f.holder, name)
 	hctx, err := holder.Lock(relock.WithNewOwner(ctx))
 	if err != nil {
@@ -330,7 +458,8 @@ func (r *report) lateSection(b *strings.Builder) {
 	l := r.Late
 	b.WriteString("\n## (t) Late acquire: how long a lock stays unavailable after a cut-off acquire runs late\n\n")
 	fmt.Fprintf(b, "An acquire attempt whose reply was lost (its caller's deadline cut the read, the connection dropped) may still run on the server after the caller gave up on another connection: "+
-		"relock records the attempts it gave up (relock_lock_gone:{<name>}) and its acquire scripts refuse a late one; before, such an attempt held the lock, or blocked the fair queue, for the whole lease (%s). "+
+		"relock records the attempts it gave up (relock_lock_gone:{<name>}; a semaphore's in relock_semaphore_attempts:{<name>}, expirable permits' in relock_permits_gone:{<name>}) and its acquire scripts refuse a late one; "+
+		"before, such an attempt held the lock, or blocked the fair queue, for the whole lease (%s), and a semaphore's permit for good. "+
 		"Each primitive, %d times on names of its own: a holder locks; a waiter, whose go-redis client has a hook (internal/testing/redistest's Late) that keeps every acquire script call instead of sending it and fails it as a dropped connection would, "+
 		"calls TryLock with a %d ms wait, which must give up with ErrNotAcquired; then the kept calls are sent on another connection (Play) and the holder unlocks, in that order in even runs (the late attempts find the lock held and would register or queue the waiter) "+
 		"and the other way round in odd ones (they find it free and would take it). "+
