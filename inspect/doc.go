@@ -1,13 +1,16 @@
 // Package inspect reads the state of locks and synchronizers in Redis
 // for operators: who holds a lock and how many times, who waits for it,
 // its TTL, a read/write lock's mode and readers, a fair lock's queue, a
-// fencing counter; a semaphore's or latch's count and waiters; an
-// expirable semaphore's permits with their leases; an election's leader,
-// term, candidates and history. It reads the records of relock's types
-// and those Redisson writes, which share their layout
-// (docs/wire-layout.md). Which kind a record is, is decided in one
-// table, recordRules in kinds.go (and keyRules there for kinds kept
-// under derived keys): a new kind is added there.
+// fencing counter; a group lock's holders and the values they hold; a
+// semaphore's or latch's count and waiters; an expirable semaphore's
+// permits with their leases; an election's leader, term, candidates and
+// history; the last token package fence's Redis guard recorded. It reads
+// the records of relock's types and those Redisson writes, which share
+// their layout (docs/wire-layout.md). Which kind a record is, is decided
+// in one table, recordRules in kinds.go (and keyRules there for kinds
+// kept under derived keys, and for relock's companion keys): a new kind
+// is added there. A record's kind is what lasts of it, so it does not
+// change with the record's state.
 //
 // Read takes a plain go-redis client, not a relock.Client: an operator's
 // tool needs neither a watchdog nor a subscription. It reads every key of
@@ -40,13 +43,15 @@
 //     age is known only from when a Doctor run first saw it
 //     (DoctorOptions.Seen), and a waiter's from relock's registry. A
 //     spin or non-reentrant lock is a reentrant lock's record, and a
-//     semaphore's count is a latch's: with nobody waiting it is
-//     KindCount.
+//     semaphore's, an expirable semaphore's and a latch's are all a
+//     count (KindCount): Lock.Use tells which only while someone holds
+//     permits or waits. A group lock keeps its values as hashes:
+//     Lock.NameValues names those the caller knows.
 //   - An ACL user running Read needs EVALSHA, EVAL and PUBSUB, and
 //     inside the scripts TYPE, PTTL, HGETALL, HEXISTS, LRANGE, ZRANGE,
-//     ZCARD, EXISTS, GET, XREVRANGE and TIME; Find needs SCAN, TYPE,
-//     HSCAN, GET, EXISTS and PUBSUB (and CLUSTER SLOTS on a cluster);
-//     Doctor needs both.
+//     ZCARD, EXISTS, GET, XREVRANGE and TIME, and GET outside them;
+//     Find needs SCAN, TYPE, HSCAN and GET (and CLUSTER SLOTS on a
+//     cluster); Doctor needs both.
 //   - Nothing here changes a lock. To release one whoever holds it, use
 //     the lock type's ForceUnlock (or the relock CLI's force-unlock),
 //     which also wakes its waiters: deleting the key by hand does not.

@@ -97,7 +97,11 @@ type Finding struct {
 type Report struct {
 	// Findings, by problem then name.
 	Findings []Finding `json:"findings"`
-	// Records counts the names read.
+	// Records counts the records found, of every kind, as Find finds
+	// them (and relock list lists them: a fenced lock's counter apart
+	// from its lock). Doctor reads the locks, read/write locks and counts
+	// among them, and the names of companion keys left without their
+	// record (a fair queue whose lock is free).
 	Records int `json:"records"`
 	// Seen is when each hold now held was first seen: pass it to the
 	// next run as DoctorOptions.Seen.
@@ -134,10 +138,14 @@ func Doctor(ctx context.Context, rdb redis.UniversalClient, opts *DoctorOptions)
 	rdb, done := derive.Deadlines(rdb)
 	defer done()
 
+	d := &doctor{opts: &o, report: &Report{Findings: []Finding{}, Seen: map[string]time.Time{}}}
 	names := make(map[string]bool)
-	err := walk(ctx, rdb, o.Pattern, func(name string, kind Kind, _ bool) error {
+	err := walk(ctx, rdb, o.Pattern, func(name string, kind Kind, companion bool) error {
+		if !companion {
+			d.report.Records++
+		}
 		switch kind {
-		case KindLock, KindRWLock, KindPermits, KindSemaphore:
+		case KindLock, KindRWLock, KindCount:
 			names[name] = true
 		}
 		return nil
@@ -145,13 +153,11 @@ func Doctor(ctx context.Context, rdb redis.UniversalClient, opts *DoctorOptions)
 	if err != nil {
 		return nil, err
 	}
-	d := &doctor{opts: &o, report: &Report{Findings: []Finding{}, Seen: map[string]time.Time{}}}
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		l, err := Read(ctx, rdb, name)
 		if err != nil {
 			return nil, err
 		}
-		d.report.Records++
 		d.check(l)
 	}
 	if err := d.listeners(ctx, rdb); err != nil {

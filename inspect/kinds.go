@@ -10,63 +10,81 @@ import (
 // Kind is the kind of record kept under a name.
 type Kind string
 
-// The kinds of record. Redis cannot tell every primitive apart: a spin
-// lock and a non-reentrant lock keep the reentrant lock's hash, and a
-// semaphore's count is a latch's too (KindCount).
+// The kinds of record. A record's kind is what Redis keeps of it that
+// lasts: it does not change with the record's state, whoever holds or
+// waits. Redis cannot tell every primitive apart: a spin lock and a
+// non-reentrant lock keep the reentrant lock's hash (and a fair lock too,
+// whose queue keys exist only while someone waits), and a semaphore, an
+// expirable semaphore and a latch all keep an integer (KindCount), told
+// apart only while someone holds or waits (Lock.Use).
 const (
 	// KindNone: nothing under the name.
 	KindNone Kind = "none"
 	// KindLock: a hash of owner fields and hold counts, the record of a
 	// reentrant, fenced, fair, spin or non-reentrant lock (Redisson's
 	// RLock, RFencedLock, RFairLock, RSpinLock,
-	// RedissonNonReentrantLock). Lock.Fair tells a fair lock's queue.
+	// RedissonNonReentrantLock). Lock.Fair tells a fair lock's queue
+	// while it has one.
 	KindLock Kind = "lock"
 	// KindRWLock: a hash with a "mode" field, a read/write lock
 	// (Redisson's RReadWriteLock).
 	KindRWLock Kind = "rwlock"
 	// KindGroup: a hash of values locked together, each by a holder with
 	// its expiry and hold count (Redisson's RedissonFasterMultiLock,
-	// package grouplock); Lock.Holders name the values they hold.
+	// package grouplock); Lock.Holders name the values they hold by their
+	// fields, and Lock.NameValues by the values.
 	KindGroup Kind = "group"
-	// KindPermits: a count with a set of leased permits (Redisson's
-	// RPermitExpirableSemaphore); Lock.Count and Lock.Permits.
-	KindPermits Kind = "permits"
-	// KindSemaphore: a count with relock's semaphore records or
-	// listeners on the semaphore's channel (Redisson's RSemaphore).
-	KindSemaphore Kind = "semaphore"
-	// KindLatch: a count with listeners on a latch's channel (Redisson's
-	// RCountDownLatch).
-	KindLatch Kind = "latch"
-	// KindCount: a string holding an integer and nothing that tells
-	// whose: a semaphore's available permits or a latch's count (with
-	// nobody waiting), or another application's counter.
+	// KindCount: a string holding an integer (Lock.Count): a
+	// semaphore's available permits (Redisson's RSemaphore), an
+	// expirable semaphore's (RPermitExpirableSemaphore), a latch's count
+	// (RCountDownLatch), or another application's counter. Lock.Use
+	// tells which while someone holds permits or waits.
 	KindCount Kind = "count"
 	// KindElection: relock's election (Lock.Election): a term counter
 	// with, while someone leads, a leader record.
 	KindElection Kind = "election"
-	// KindFencing: a fencing counter (Lock.Token) whose lock is not held.
+	// KindFencing: a lock's fencing counter (Lock.Token),
+	// redisson_lock_token:{<name>}, listed under the lock's name.
 	KindFencing Kind = "fencing"
+	// KindFence: the last token package fence's Redis guard recorded for
+	// a resource (Lock.Fence), relock's relock_fence:{<resource>},
+	// listed under the resource's name.
+	KindFence Kind = "fence"
 	// KindOther: a key of another type or shape (Lock.Type).
 	KindOther Kind = "other"
 )
 
+// The uses of a count (KindCount) that its state shows, in Lock.Use:
+// they last only while someone holds permits or waits. They are no
+// record's kind.
+const (
+	// KindPermits: an expirable semaphore's count while permits are held
+	// (Lock.Permits).
+	KindPermits Kind = "permits"
+	// KindSemaphore: a semaphore's count while relock's semaphore
+	// records exist (its waiters, grants or watcher) or anyone listens on
+	// the semaphore's channel.
+	KindSemaphore Kind = "semaphore"
+	// KindLatch: a latch's count while anyone listens on the latch's
+	// channel.
+	KindLatch Kind = "latch"
+)
+
 // A shape is what a kind is recognised by: the Redis type of the key at
-// the name, a first look at its content, and evidence from other keys
-// and channels of the name.
+// the name and a first look at its content.
 type shape struct {
-	typ       string   // TYPE of the key at the name
-	fields    []string // a hash's fields, flat (field, value), or a first HSCAN of them
-	value     string   // a string's value
-	permits   bool     // PermitTimeouts(name) exists
-	semaphore bool     // relock's semaphore records exist, or someone listens on SemaphoreChannel
-	latch     bool     // someone listens on LatchChannel
+	typ    string   // TYPE of the key at the name
+	fields []string // a hash's fields, flat (field, value), or a first HSCAN of them
+	value  string   // a string's value
 }
 
 // recordRules tell the kind of the key at a name, tried in order: the
 // first that matches wins, and a key none matches is KindOther. This
 // table is the one place a new kind of record is recognised; a kind kept
-// under derived keys only (an election, a fencing counter) is added to
-// keyRules as well.
+// under derived keys only (an election, a fencing counter, a fence
+// guard's token) is added to keyRules as well. A rule looks only at what
+// lasts, so that a record keeps its kind whatever its state (useOf tells
+// a count's use).
 var recordRules = []struct {
 	kind Kind
 	is   func(s *shape) bool
@@ -74,10 +92,27 @@ var recordRules = []struct {
 	{KindRWLock, func(s *shape) bool { return s.typ == "hash" && lockFields(s.fields) && hasMode(s.fields) }},
 	{KindLock, func(s *shape) bool { return s.typ == "hash" && lockFields(s.fields) }},
 	{KindGroup, func(s *shape) bool { return s.typ == "hash" && groupFields(s.fields) }},
-	{KindPermits, func(s *shape) bool { return integer(s) && s.permits }},
-	{KindSemaphore, func(s *shape) bool { return integer(s) && s.semaphore }},
-	{KindLatch, func(s *shape) bool { return integer(s) && s.latch }},
 	{KindCount, integer},
+}
+
+// usage is what tells a count's use while it lasts.
+type usage struct {
+	permits   bool // PermitTimeouts(name) exists: permits are held
+	semaphore bool // relock's semaphore records exist, or someone listens on SemaphoreChannel
+	latch     bool // someone listens on LatchChannel
+}
+
+// useOf tells a count's use from u, "" when nothing does.
+func useOf(u usage) Kind {
+	switch {
+	case u.permits:
+		return KindPermits
+	case u.semaphore:
+		return KindSemaphore
+	case u.latch:
+		return KindLatch
+	}
+	return ""
 }
 
 // kindOf applies recordRules.
@@ -145,15 +180,28 @@ var keyRules = []struct {
 	{layout.ElectionLeader, KindElection, true},
 	{layout.ElectionLog, KindElection, true},
 	{layout.LockToken, KindFencing, false},
+	{fenceLast, KindFence, false},
 	{layout.FairQueue, KindLock, true},
 	{layout.FairTimeouts, KindLock, true},
 	{layout.LockWaiters, KindLock, true},
 	{layout.LockGone, KindLock, true},
-	{layout.SemaphoreWaiters, KindSemaphore, true},
-	{layout.SemaphoreGrants, KindSemaphore, true},
-	{layout.SemaphoreWatcher, KindSemaphore, true},
-	{layout.PermitTimeouts, KindPermits, true},
-	{layout.PermitsGone, KindPermits, true},
+	{layout.SemaphoreWaiters, KindCount, true},
+	{layout.SemaphoreGrants, KindCount, true},
+	{layout.SemaphoreAttempts, KindCount, true},
+	{layout.SemaphoreWatcher, KindCount, true},
+	{layout.PermitTimeouts, KindCount, true},
+	{layout.PermitsGone, KindCount, true},
+}
+
+// fenceLast is where package fence's Redis guard keeps the last token of
+// a resource: relock_fence:{<resource>}, or relock_fence:<resource> when
+// the resource carries a hash tag of its own (fence/redis.go's lastKey,
+// which TestFenceKind checks this against).
+func fenceLast(resource string) string {
+	if strings.Contains(resource, "{") {
+		return "relock_fence:" + resource
+	}
+	return "relock_fence:{" + resource + "}"
 }
 
 // derived reports the name and kind key derives from by keyRules. A key

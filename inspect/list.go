@@ -15,7 +15,6 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/derive"
-	"github.com/relock-go/relock/internal/layout"
 )
 
 // ScanCount is the COUNT hint of each SCAN call List makes: about how
@@ -44,23 +43,26 @@ func List(ctx context.Context, rdb redis.UniversalClient, pattern string, fn fun
 // space with SCAN, ScanCount keys a call, on every master of a
 // *redis.ClusterClient (one after another, by address) and on the server
 // of any other client; fn is never called concurrently, and with each
-// name and kind once. A name may have records of two kinds: a fenced
-// lock's hash and its fencing counter.
+// name and kind once. A name may have records of several kinds: a
+// fenced lock's hash, its fencing counter and a fence guard's token.
 //
 // Like Read, Find returns by ctx's deadline whatever rdb's settings.
 //
-// Records are told by keyRules and recordRules: a lock is a hash whose
-// fields are all owner fields holding hold counts ("<client id>:<owner>",
-// a writer's with ":write"), or a read/write lock's "mode" (up to 16
-// fields of each hash are looked at); a count is a string holding an
-// integer, whose other keys and channels tell a semaphore, expirable
-// permits or a latch; an election is found by its term counter, a
-// fencing counter by its key. Companion keys (a fair queue and its
-// deadlines, waiter registries, read-hold keys, Redisson's unlock
-// latches) are no records and are skipped, as are other applications'
-// keys, but for their integer strings, which are KindCount. As with any
-// SCAN, a record created or deleted during the walk may or may not be
-// seen.
+// Records are told by keyRules and recordRules, by what lasts of them,
+// so that a record is found with the same kind whatever its state: a lock
+// is a hash whose fields are all owner fields holding hold counts
+// ("<client id>:<owner>", a writer's with ":write"), or a read/write
+// lock's "mode" (up to 16 fields of each hash are looked at); a group
+// lock is a hash of values and their holders; a count is a string
+// holding an integer (a semaphore's, an expirable semaphore's or a
+// latch's: Read tells its use); an election is found by its term
+// counter, a fencing counter and a fence guard's token by their keys.
+// Companion keys (a fair queue and its deadlines, relock's waiter and
+// semaphore records, read-hold keys, Redisson's unlock latches and
+// permits' timeouts) are no records and are skipped, as are other
+// applications' keys, but for their integer strings, which are
+// KindCount. As with any SCAN, a record created or deleted during the
+// walk may or may not be seen.
 func Find(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func(name string, kind Kind) error) error {
 	if fn == nil {
 		return fmt.Errorf("inspect: nil func: %w", relock.ErrInvalidArgument)
@@ -97,7 +99,7 @@ func walk(ctx context.Context, rdb redis.UniversalClient, pattern string, fn fun
 	}
 	seen := make(map[seenKey]bool)
 	for _, node := range nodes {
-		err := scan(ctx, rdb, node, match, func(name string, kind Kind, companion bool) error {
+		err := scan(ctx, node, match, func(name string, kind Kind, companion bool) error {
 			k := seenKey{name, kind, companion}
 			if seen[k] {
 				return nil
@@ -140,7 +142,7 @@ func masters(ctx context.Context, rdb redis.UniversalClient) ([]redis.Cmdable, e
 
 // scan walks one server's keys and calls fn with what each belongs to,
 // for the names match accepts.
-func scan(ctx context.Context, rdb redis.UniversalClient, node redis.Cmdable, match func(string) bool, fn func(string, Kind, bool) error) error {
+func scan(ctx context.Context, node redis.Cmdable, match func(string) bool, fn func(string, Kind, bool) error) error {
 	var cursor uint64
 	for {
 		keys, next, err := node.Scan(ctx, cursor, "*", ScanCount).Result()
@@ -161,7 +163,7 @@ func scan(ctx context.Context, rdb redis.UniversalClient, node redis.Cmdable, ma
 				}
 			}
 		}
-		found, err := records(ctx, rdb, node, own)
+		found, err := records(ctx, node, own)
 		if err != nil {
 			return err
 		}
@@ -187,16 +189,14 @@ type record struct {
 }
 
 // records returns the kinds of those of keys that are records: TYPE and
-// a first HSCAN in one pipeline, then for integer strings the evidence
-// that tells their kind (recordRules).
-func records(ctx context.Context, rdb redis.UniversalClient, node redis.Cmdable, keys []string) ([]record, error) {
+// a first HSCAN in one pipeline, then GET of the strings, to tell an
+// integer (recordRules).
+func records(ctx context.Context, node redis.Cmdable, keys []string) ([]record, error) {
 	type probe struct {
 		shape
 		typeCmd  *redis.StatusCmd
 		fieldCmd *redis.ScanCmd
 		valueCmd *redis.StringCmd
-		permCmd  *redis.IntCmd // the permits' set
-		semCmd   *redis.IntCmd // relock's semaphore records
 	}
 	if len(keys) == 0 {
 		return nil, nil
@@ -211,7 +211,7 @@ func records(ctx context.Context, rdb redis.UniversalClient, node redis.Cmdable,
 	// here. Any other failure ends the walk.
 	_, _ = pipe.Exec(ctx)
 	pipe = node.Pipeline()
-	var texts []int
+	texts := 0
 	for i := range probes {
 		p := &probes[i]
 		typ, err := p.typeCmd.Result()
@@ -223,46 +223,27 @@ func records(ctx context.Context, rdb redis.UniversalClient, node redis.Cmdable,
 			return nil, fmt.Errorf("inspect: TYPE %q: %w", keys[i], err)
 		}
 		p.typ = typ
-		if typ == "hash" {
+		switch typ {
+		case "hash":
 			p.fields, _, _ = p.fieldCmd.Result()
-		}
-		if typ == "string" {
-			k := keys[i]
-			p.valueCmd = pipe.Get(ctx, k)
-			p.permCmd = pipe.Exists(ctx, layout.PermitTimeouts(k))
-			p.semCmd = pipe.Exists(ctx, layout.SemaphoreWaiters(k), layout.SemaphoreGrants(k), layout.SemaphoreWatcher(k))
-			texts = append(texts, i)
+		case "string":
+			p.valueCmd = pipe.Get(ctx, keys[i])
+			texts++
 		}
 	}
-	if len(texts) > 0 {
+	if texts > 0 {
 		_, _ = pipe.Exec(ctx)
-	}
-	var channels []string
-	for _, i := range texts {
-		p := &probes[i]
-		p.value = p.valueCmd.Val()
-		p.permits, p.semaphore = p.permCmd.Val() > 0, p.semCmd.Val() > 0
-		if integer(&p.shape) && !p.permits && !p.semaphore {
-			channels = append(channels, layout.SemaphoreChannel(keys[i]), layout.LatchChannel(keys[i]))
-		}
-	}
-	if len(channels) > 0 {
-		counts, err := subscribers(ctx, rdb, channels)
-		if err != nil {
-			return nil, fmt.Errorf("inspect: PUBSUB NUMSUB: %w", err)
-		}
-		for _, i := range texts {
-			p := &probes[i]
-			p.semaphore = p.semaphore || counts[layout.SemaphoreChannel(keys[i])] > 0
-			p.latch = counts[layout.LatchChannel(keys[i])] > 0
-		}
 	}
 	var found []record
 	for i := range probes {
-		if probes[i].typ == "" {
+		p := &probes[i]
+		if p.typ == "" {
 			continue
 		}
-		switch k := kindOf(&probes[i].shape); k {
+		if p.valueCmd != nil {
+			p.value = p.valueCmd.Val()
+		}
+		switch k := kindOf(&p.shape); k {
 		case KindNone, KindOther:
 		default:
 			found = append(found, record{keys[i], k})

@@ -6,18 +6,31 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/relock-go/relock/grouplock"
 )
 
 // A Lock is what Read found under one name: a lock's state, or a
-// semaphore's, a latch's, an election's or a fencing counter's (Kind).
+// group lock's, a count's (a semaphore's, an expirable semaphore's, a
+// latch's), an election's, a fencing counter's or a fence guard's token
+// (Kind).
 // Every slice of a lock's is non-nil, so that JSON shows an empty list
 // as [].
 type Lock struct {
 	// Name is the name, which is the Redis key of its record.
 	Name string `json:"name"`
 	// Kind is the kind of record under the name: the key at the name's,
-	// or else KindElection or KindFencing when only those exist.
+	// or else KindElection, KindFencing or KindFence when only those
+	// exist. It does not change with the record's state.
 	Kind Kind `json:"kind"`
+	// Use is what a count's state shows it used as now (KindCount only):
+	// KindPermits, KindSemaphore or KindLatch while someone holds
+	// permits or waits, "" when nothing tells (a semaphore or latch nobody
+	// waits on, or another application's counter).
+	Use Kind `json:"use,omitempty"`
+	// ElectionOf names the election whose candidates' fair lock this is,
+	// for relock's own lock relock_election:{<election>}.
+	ElectionOf string `json:"election_of,omitempty"`
 	// Type is the Redis type of a key that is no lock record (KindOther).
 	Type string `json:"type,omitempty"`
 	// TTL is the time left on the lock's lease.
@@ -39,9 +52,8 @@ type Lock struct {
 	// Token is the fencing counter's value, the last token drawn; 0 when
 	// the lock has never been taken with fencing.
 	Token int64 `json:"fencing_token,omitempty"`
-	// Count is the integer at the name: a semaphore's available permits
-	// or a latch's count (KindPermits, KindSemaphore, KindLatch,
-	// KindCount).
+	// Count is the integer at the name (KindCount): a semaphore's
+	// available permits or a latch's count.
 	Count *int64 `json:"count,omitempty"`
 	// Permits are an expirable semaphore's permits held, the earliest
 	// expiry first; at most MaxListed.
@@ -55,14 +67,18 @@ type Lock struct {
 	Grants int64 `json:"grants,omitempty"`
 	// Election is the election of this name, when it has a term counter.
 	Election *Election `json:"election,omitempty"`
+	// Fence is the last token package fence's Redis guard recorded for
+	// the resource of this name (relock_fence:{<name>}); 0 when none was.
+	Fence int64 `json:"fence_token,omitempty"`
 	// ServerTime is the Redis server's clock when the state was read.
 	ServerTime time.Time `json:"server_time"`
 }
 
 // Exists reports whether Redis has anything under the name: a record, a
-// queue, registered waiters, a fencing counter or an election.
+// queue, registered waiters, a fencing counter, a fence guard's token or
+// an election.
 func (l *Lock) Exists() bool {
-	return l.Kind != KindNone || len(l.Queue) > 0 || len(l.Waiters) > 0 || l.Token != 0 ||
+	return l.Kind != KindNone || len(l.Queue) > 0 || len(l.Waiters) > 0 || l.Token != 0 || l.Fence != 0 ||
 		len(l.SemaphoreWaiters) > 0 || len(l.Permits) > 0 || l.Election != nil
 }
 
@@ -136,8 +152,38 @@ type Holder struct {
 	ReadLeases []TTL `json:"read_leases,omitempty"`
 	// Values are the fields a group lock's holder holds (KindGroup):
 	// Redisson's hashes of the values (grouplock.Codec.Field), Holds the
-	// most holds of any of them.
+	// most holds of any of them. Redis keeps no value itself.
 	Values []string `json:"values,omitempty"`
+	// ValueNames are the values of Values that Lock.NameValues was given,
+	// index for index: "" for a field none of them hashes to.
+	ValueNames []string `json:"value_names,omitempty"`
+}
+
+// NameValues names a group lock's values (KindGroup): each of values
+// whose field under codec (grouplock's Codec.Field, as the group's
+// clients hash it) a holder holds is set in that holder's ValueNames. It
+// returns the values no holder holds, in the order given.
+func (l *Lock) NameValues(codec grouplock.Codec, values []string) (notHeld []string) {
+	byField := make(map[string]string, len(values))
+	for _, v := range values {
+		byField[codec.Field(v)] = v
+	}
+	named := make(map[string]bool, len(values))
+	for i := range l.Holders {
+		h := &l.Holders[i]
+		h.ValueNames = make([]string, len(h.Values))
+		for j, f := range h.Values {
+			if v, ok := byField[f]; ok {
+				h.ValueNames[j], named[v] = v, true
+			}
+		}
+	}
+	for _, v := range values {
+		if !named[v] {
+			notHeld = append(notHeld, v)
+		}
+	}
+	return notHeld
 }
 
 // MaxReadLeases bounds the read holds of one reader whose leases Read
@@ -189,13 +235,14 @@ func ttl(ms int64) TTL {
 	return TTL(time.Duration(ms) * time.Millisecond)
 }
 
-// String renders a TTL to the millisecond, "no expiry" or "none".
+// String renders a TTL to the millisecond, "no expiry" for a key
+// without one, or "-" where there is no key (nothing to expire).
 func (t TTL) String() string {
 	switch t {
 	case NoExpiry:
 		return "no expiry"
 	case NoKey:
-		return "none"
+		return "-"
 	}
 	return time.Duration(t).Round(time.Millisecond).String()
 }

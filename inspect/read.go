@@ -21,8 +21,10 @@ import (
 
 // Read returns what is kept under name, read in one script for a lock
 // and one for the synchronizers: a consistent snapshot of each. Its Kind
-// tells a lock, a read/write lock, a semaphore, expirable permits, a
-// latch, an election or a fencing counter (recordRules). rdb is any
+// tells a lock, a read/write lock, a group lock, a count, an election, a
+// fencing counter or a fence guard's token (recordRules), whatever the
+// record's state; a count's Use tells a semaphore's, an expirable
+// semaphore's or a latch's while someone holds or waits. rdb is any
 // go-redis client (a *redis.Client, a failover client or a
 // *redis.ClusterClient). A name with nothing under it is no error: its
 // Kind is KindNone (see Lock.Exists). An invalid name is an error
@@ -60,17 +62,16 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 		return nil, fmt.Errorf("inspect: reading %q: unexpected reply %v: %w", name, reply, err)
 	}
 	l.setSync(s)
-	sh := &shape{
-		typ: raw.typ, fields: raw.fields, value: s.value,
-		permits:   len(s.permits) > 0,
-		semaphore: len(s.waiters) > 0 || s.grants > 0 || s.watcher,
-	}
-	if integer(sh) && !sh.permits && !sh.semaphore {
-		if sh.semaphore, sh.latch, err = listened(ctx, rdb, name); err != nil {
-			return nil, fmt.Errorf("inspect: reading %q: %w", name, err)
+	l.setRecord(&shape{typ: raw.typ, fields: raw.fields, value: s.value}, raw.leases)
+	if l.Kind == KindCount {
+		u := usage{permits: len(s.permits) > 0, semaphore: len(s.waiters) > 0 || s.grants > 0 || s.watcher}
+		if !u.permits && !u.semaphore {
+			if u.semaphore, u.latch, err = listened(ctx, rdb, name); err != nil {
+				return nil, fmt.Errorf("inspect: reading %q: %w", name, err)
+			}
 		}
+		l.Use = useOf(u)
 	}
-	l.setRecord(sh, raw.leases)
 	if l.Election != nil {
 		lock, lraw, err := readLock(ctx, rdb, layout.ElectionLock(name))
 		if err != nil {
@@ -79,14 +80,34 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 		lock.setRecord(&shape{typ: lraw.typ, fields: lraw.fields}, lraw.leases)
 		l.Election.setElectionLock(lock)
 	}
+	if l.Fence, err = readFence(ctx, rdb, name); err != nil {
+		return nil, err
+	}
+	l.ElectionOf, _ = nameOf(layout.ElectionLock, name)
 	switch {
 	case l.Kind != KindNone:
 	case l.Election != nil:
 		l.Kind = KindElection
 	case l.Token != 0:
 		l.Kind = KindFencing
+	case l.Fence != 0:
+		l.Kind = KindFence
 	}
 	return l, nil
+}
+
+// readFence reads the last token package fence's Redis guard recorded
+// for the resource name, 0 for none.
+func readFence(ctx context.Context, rdb redis.UniversalClient, name string) (int64, error) {
+	v, err := rdb.Get(ctx, fenceLast(name)).Result()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("inspect: reading %q's fence token: %w", name, err)
+	}
+	n, _ := strconv.ParseInt(v, 10, 64)
+	return n, nil
 }
 
 // listened reports whether anyone listens on the semaphore's channel

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,8 +65,8 @@ func TestPermits(t *testing.T) {
 	eventually(t, "a registered waiter", func() bool { return len(read(t, raw, name).SemaphoreWaiters) == 1 })
 
 	l := read(t, raw, name)
-	if l.Kind != inspect.KindPermits || l.Count == nil || *l.Count != 0 || len(l.Permits) != 2 {
-		t.Fatalf("Read = %+v, want permits with 0 available and 2 held", l)
+	if l.Kind != inspect.KindCount || l.Use != inspect.KindPermits || l.Count == nil || *l.Count != 0 || len(l.Permits) != 2 {
+		t.Fatalf("Read = %+v, want a count used as permits, with 0 available and 2 held", l)
 	}
 	ids := []string{l.Permits[0].ID, l.Permits[1].ID}
 	if !slices.Contains(ids, p.ID()) || !slices.Contains(ids, foreign) {
@@ -80,38 +81,75 @@ func TestPermits(t *testing.T) {
 }
 
 // TestSemaphoreAndLatch tells a semaphore's count from a latch's by who
-// waits on them, and shows a count nobody waits on as KindCount.
+// waits on them (Lock.Use), while their kind stays KindCount whoever
+// waits, for Read and for Find.
 func TestSemaphoreAndLatch(t *testing.T) {
 	bg := context.Background()
 	raw := srv.Client(t)
 	rc := newClient(t, srv)
 	semName, latchName := redistest.Key(t), redistest.Key(t)
 	t.Cleanup(func() { raw.Del(bg, semName, latchName) })
+	// kinds returns what Find and Read say name is, and its use.
+	kinds := func(name string) (found, kind, use inspect.Kind) {
+		t.Helper()
+		err := inspect.Find(bg, raw, name, func(n string, k inspect.Kind) error {
+			if n == name {
+				found = k
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := read(t, raw, name)
+		return found, l.Kind, l.Use
+	}
+	check := func(name, state string, wantUse inspect.Kind) {
+		t.Helper()
+		if found, kind, use := kinds(name); found != inspect.KindCount || kind != inspect.KindCount || use != wantUse {
+			t.Fatalf("%s: Find kind %q, Read kind %q use %q; want count, count, %q", state, found, kind, use, wantUse)
+		}
+	}
 
 	sem := semaphore.New(rc, semName, nil)
 	if _, err := sem.TrySetPermits(bg, 0); err != nil {
 		t.Fatal(err)
 	}
-	if l := read(t, raw, semName); l.Kind != inspect.KindCount || *l.Count != 0 {
+	if l := read(t, raw, semName); *l.Count != 0 {
 		t.Fatalf("an idle semaphore = %+v, want a count of 0", l)
 	}
-	redistest.Background(t, func(ctx context.Context) {
+	check(semName, "an idle semaphore", "")
+	ctx, cancel := context.WithCancel(bg)
+	var waiter sync.WaitGroup
+	waiter.Go(func() {
 		if sem.Acquire(ctx, 2) == nil {
 			sem.Release(bg, 2)
 		}
 	})
-	eventually(t, "a semaphore waiter", func() bool { return read(t, raw, semName).Kind == inspect.KindSemaphore })
+	t.Cleanup(func() { cancel(); waiter.Wait() })
+	eventually(t, "a semaphore waiter", func() bool { return read(t, raw, semName).Use == inspect.KindSemaphore })
+	check(semName, "a semaphore with a waiter", inspect.KindSemaphore)
 	l := read(t, raw, semName)
 	if len(l.SemaphoreWaiters) != 1 || l.SemaphoreWaiters[0].Permits != 2 || l.SemaphoreWaiters[0].ClientID != rc.ID() {
 		t.Fatalf("semaphore waiters %+v, want client %s waiting for 2", l.SemaphoreWaiters, rc.ID())
+	}
+	cancel()
+	waiter.Wait()
+	eventually(t, "the waiter gone", func() bool { return len(read(t, raw, semName).SemaphoreWaiters) == 0 })
+	// Its use may show a while longer (its client's subscription
+	// lingers); its kind does not change.
+	if found, kind, _ := kinds(semName); found != inspect.KindCount || kind != inspect.KindCount {
+		t.Fatalf("a semaphore whose waiter gave up: Find kind %q, Read kind %q; want count", found, kind)
 	}
 
 	done := latch.New(rc, latchName, nil)
 	if _, err := done.TrySetCount(bg, 3); err != nil {
 		t.Fatal(err)
 	}
+	check(latchName, "a latch nobody awaits", "")
 	redistest.Background(t, func(ctx context.Context) { _ = done.Await(ctx) })
-	eventually(t, "a latch awaiter", func() bool { return read(t, raw, latchName).Kind == inspect.KindLatch })
+	eventually(t, "a latch awaiter", func() bool { return read(t, raw, latchName).Use == inspect.KindLatch })
+	check(latchName, "an awaited latch", inspect.KindLatch)
 	if l := read(t, raw, latchName); *l.Count != 3 {
 		t.Fatalf("latch = %+v, want a count of 3", l)
 	}
@@ -221,7 +259,7 @@ func TestFind(t *testing.T) {
 		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(string(a.kind), string(b.kind)))
 	})
 	want := []found{
-		{"catalog", inspect.KindRWLock}, {"exports", inspect.KindPermits}, {"hits", inspect.KindCount},
+		{"catalog", inspect.KindRWLock}, {"exports", inspect.KindCount}, {"hits", inspect.KindCount},
 		{"nightly", inspect.KindElection}, {"orders:1", inspect.KindLock}, {"orders:2", inspect.KindFencing},
 		{"relock_election:{nightly}", inspect.KindLock},
 	}

@@ -3,7 +3,9 @@ package pubsub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -284,7 +286,7 @@ func (h *Hub) serve(l *link) {
 			}
 		}
 		if h.log != nil {
-			h.log.Warn("relock: subscription connection failed; reconnecting", "node", l.addr, "error", err)
+			h.log.Warn("relock: subscription connection failed; reconnecting", "node", h.where(l), "error", err)
 		}
 		broken, silent = true, 0
 		h.wakeLink(l, l.node == nil)
@@ -304,6 +306,28 @@ func (h *Hub) serve(l *link) {
 		}
 		h.reopen(l)
 	}
+}
+
+// where names the server l's connection goes to, for the logs: its
+// node's address in sharded mode; in global mode, the client's server's
+// address, the seeds of a cluster (whose client picks the node), or the
+// master behind Sentinel (whose address the client resolves at each
+// connection).
+func (h *Hub) where(l *link) string {
+	if l.addr != "" {
+		return l.addr
+	}
+	switch c := h.rdb.(type) {
+	case *redis.Client:
+		// go-redis names a failover client's address "FailoverClient".
+		if a := c.Options().Addr; a != "FailoverClient" {
+			return a
+		}
+		return "the master behind Sentinel"
+	case *redis.ClusterClient:
+		return "cluster " + strings.Join(c.Options().Addrs, ",")
+	}
+	return fmt.Sprintf("%T", h.rdb)
 }
 
 func isTimeout(err error) bool {

@@ -82,8 +82,10 @@ func TestInspectFairQueue(t *testing.T) {
 		ids = append(ids, rc.ID())
 	}
 	out := ok(t, "inspect", name)
-	if !regexp.MustCompile(`\nkind +lock, fair\n`).MatchString(out) {
-		t.Fatalf("not shown as a fair lock:\n%s", out)
+	// A fair lock's kind is a lock's: only its queue, while it has one,
+	// tells it.
+	if !regexp.MustCompile(`\nkind +lock\n`).MatchString(out) {
+		t.Fatalf("not shown as a lock:\n%s", out)
 	}
 	queue := section(t, out, "fair queue:")
 	if len(queue) != 3 {
@@ -112,7 +114,7 @@ func TestInspectReaders(t *testing.T) {
 		ids = append(ids, rc.ID())
 	}
 	out := ok(t, "inspect", name)
-	if !regexp.MustCompile(`\nkind +rwlock \(read\)\n`).MatchString(out) {
+	if !regexp.MustCompile(`\nkind +rwlock\nmode +read\n`).MatchString(out) {
 		t.Fatalf("not shown in read mode:\n%s", out)
 	}
 	holders := section(t, out, "held by:")
@@ -191,8 +193,8 @@ func TestList(t *testing.T) {
 	if len(lines) != 5 || !strings.HasPrefix(lines[0], "NAME ") ||
 		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:mutex +fencing +no expiry +- +0 +0$`).MatchString(lines[1]) ||
 		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:mutex +lock +[0-9.]+s +relock \w+:\d+ x1 +0 +0$`).MatchString(lines[2]) ||
-		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:rw +rwlock \(read\) +`).MatchString(lines[3]) ||
-		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:string +count `).MatchString(lines[4]) {
+		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:rw +rwlock +[0-9.]+s +relock \w+:\d+ x1 \(read\) +0 +0$`).MatchString(lines[3]) ||
+		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:string +count +[0-9.]+s +- +0 +0$`).MatchString(lines[4]) {
 		t.Fatalf("list %s:* =\n%s\nwant the fencing counter, the mutex, the rwlock and the count", base, out)
 	}
 	out = ok(t, "list", "-kind", "lock,rwlock", base+":*")
@@ -399,7 +401,9 @@ func TestErrors(t *testing.T) {
 		{[]string{"-url", url, "frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"-url", url}, 2, "no command given"},
 		{[]string{"-url", url, "inspect"}, 2, "usage: relock inspect"},
-		{[]string{"-url", url, "inspect", "a", "b"}, 2, "usage: relock inspect"},
+		{[]string{"-url", url, "list", "a", "b"}, 2, "usage: relock list"},
+		{[]string{"-url", url, "list", "-kind", "semaphore"}, 2, "-kind semaphore: a semaphore's, an expirable semaphore's and a latch's record is a count"},
+		{[]string{"-url", url, "inspect", "-codec", "json", "x"}, 2, `-codec "json": give kryo5 or string`},
 		{[]string{"-url", url, "inspect", "-bogus", "x"}, 2, "flag provided but not defined: -bogus"},
 		{[]string{"-url", url, "-cluster", srv.Addr, "list"}, 2, "only one of"},
 		{[]string{"-sentinel", srv.Addr, "list"}, 2, "-sentinel and -master go together"},
@@ -425,12 +429,12 @@ func TestHelp(t *testing.T) {
 			t.Fatalf("relock %v: exit %d, stderr %q", args, r.code, r.stderr)
 		}
 		for _, want := range []string{
-			"inspect NAME", "list [PATTERN]", "watch NAME", "force-unlock NAME [PERMIT-ID]", "doctor", "help [COMMAND]",
+			"inspect NAME [VALUE...]", "list [PATTERN]", "watch NAME", "force-unlock NAME [PERMIT-ID | VALUE...]", "doctor", "help [COMMAND]",
 			"-url host:port", "REDIS_URL", "-tls", "-cacert file", "-cert file", "-key file", "-insecure",
 			"-kind kinds", "-old duration", "-lease duration", "-state file",
 			"  3  not found", "  4  doctor found problems", "-sentinel addresses", "-master name", "-cluster addresses", "-user user",
 			"-password password", "-timeout duration", "-json", "-limit N", "-count N", "-for duration",
-			"-interval duration", "-yes", "Exit status",
+			"-interval duration", "-yes", "-codec codec", "Exit status",
 		} {
 			if !strings.Contains(r.stdout, want) {
 				t.Fatalf("relock %v lacks %q:\n%s", args, want, r.stdout)
@@ -460,7 +464,7 @@ func waitIn(t testing.TB, lock func(context.Context) (context.Context, error), u
 }
 
 // TestAuth connects as an ACL user given in the URL, and with -user and
-// -password; a wrong password is a failure to connect.
+// -password; a wrong or missing password is an authentication failure.
 func TestAuth(t *testing.T) {
 	srv.RequireReal(t) // ACL users
 	bg := context.Background()
@@ -481,7 +485,17 @@ func TestAuth(t *testing.T) {
 			t.Fatalf("relock %v: exit %d, %q %q", conn, r.code, r.stdout, r.stderr)
 		}
 	}
-	fails(t, cli(t, "", "-url", "redis://relock-operator:wrong@"+srv.Addr, "inspect", name), 1, "WRONGPASS")
+	// A refused login is reported as such, not as a server out of reach.
+	for _, conn := range [][]string{
+		{"-url", "redis://relock-operator:wrong@" + srv.Addr},
+		{"-url", "redis://" + srv.Addr, "-user", "relock-operator", "-password", "nope"},
+	} {
+		r := cli(t, "", append(conn, "inspect", name)...)
+		fails(t, r, 1, "authentication to Redis at "+srv.Addr+" failed: WRONGPASS")
+		if strings.Contains(r.stderr, "cannot reach") {
+			t.Fatalf("relock %v: %q", conn, r.stderr)
+		}
+	}
 	// The refusal is in the ACL LOG, which TestMain checks for what
 	// relock's own user was refused.
 	raw.Do(bg, "ACL", "LOG", "RESET")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock/grouplock"
 )
 
 // defaultURL is the server relock talks to when no connection flag is
@@ -38,13 +41,16 @@ type options struct {
 	duration time.Duration // watch: -for
 	interval time.Duration // watch
 	yes      bool          // force-unlock
+	codec    string        // inspect, force-unlock: -codec
 	old      time.Duration // doctor
 	lease    time.Duration // doctor
 	state    string        // doctor
+
+	groupCodec grouplock.Codec // -codec, as check reads it
 }
 
 func defaults() *options {
-	return &options{timeout: 3 * time.Second, limit: 1000, interval: time.Second, old: 10 * time.Minute, lease: 30 * time.Second}
+	return &options{timeout: 3 * time.Second, limit: 1000, interval: time.Second, old: 10 * time.Minute, lease: 30 * time.Second, codec: "kryo5"}
 }
 
 // connFlags registers the flags every command takes, with o's current
@@ -68,7 +74,7 @@ func connFlags(fs *flag.FlagSet, o *options) {
 
 func listFlags(fs *flag.FlagSet, o *options) {
 	fs.IntVar(&o.limit, "limit", o.limit, "list at most `N` records (0: no limit)")
-	fs.StringVar(&o.kinds, "kind", o.kinds, "list only these `kinds`, comma-separated: lock, rwlock, semaphore,\npermits, latch, count, election, fencing (default: all)")
+	fs.StringVar(&o.kinds, "kind", o.kinds, "list only these `kinds`, comma-separated: lock, rwlock, group, count,\nelection, fencing, fence (default: all)")
 }
 
 func doctorFlags(fs *flag.FlagSet, o *options) {
@@ -85,6 +91,12 @@ func watchFlags(fs *flag.FlagSet, o *options) {
 
 func forceFlags(fs *flag.FlagSet, o *options) {
 	fs.BoolVar(&o.yes, "yes", o.yes, "do not ask for confirmation")
+	codecFlag(fs, o)
+}
+
+// codecFlag registers -codec, for a group lock's VALUEs.
+func codecFlag(fs *flag.FlagSet, o *options) {
+	fs.StringVar(&o.codec, "codec", o.codec, "the `codec` a group lock's Redisson clients hash its VALUEs with:\nkryo5 (Redisson's default) or string (StringCodec)")
 }
 
 // check reports flags that do not go together or are out of range.
@@ -110,6 +122,14 @@ func (o *options) check() error {
 		return usagef("-old and -lease must be positive")
 	case (o.cert == "") != (o.key == ""):
 		return usagef("-cert and -key go together")
+	}
+	switch o.codec {
+	case "kryo5":
+		o.groupCodec = grouplock.Kryo5Codec
+	case "string":
+		o.groupCodec = grouplock.StringCodec
+	default:
+		return usagef("-codec %q: give kryo5 or string", o.codec)
 	}
 	return nil
 }
@@ -224,9 +244,25 @@ func (o *options) connect(ctx context.Context) (rdb redis.UniversalClient, clust
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		rdb.Close()
-		return nil, false, fmt.Errorf("cannot reach Redis at %s: %w (check the address, -user and -password, and -tls with -cacert for a TLS server)", where, err)
+		return nil, false, connectError(where, err)
 	}
 	return rdb, cluster, nil
+}
+
+// connectError tells why the first PING to where failed: Redis refused
+// the credentials, Redis refused something else (an ACL without PING, a
+// server still loading), or it could not be reached at all.
+func connectError(where string, err error) error {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return fmt.Errorf("cannot reach Redis at %s: %w (check the address, and -tls with -cacert for a TLS server)", where, err)
+	}
+	msg := rerr.Error()
+	if strings.HasPrefix(msg, "WRONGPASS") || strings.HasPrefix(msg, "NOAUTH") ||
+		strings.Contains(msg, "AUTH") && strings.Contains(msg, "without any password configured") {
+		return fmt.Errorf("authentication to Redis at %s failed: %w (check -user and -password, the user and password in -url, and $REDISCLI_AUTH)", where, err)
+	}
+	return fmt.Errorf("the Redis server at %s refused the connection: %w (check the user's ACL and the server's state)", where, err)
 }
 
 // addrs splits a comma-separated list of addresses.

@@ -11,21 +11,26 @@
 //
 // The commands:
 //
-//	inspect NAME       what is under NAME: a lock's holders, TTL, mode,
-//	                   fair queue, waiters and fencing counter; a
-//	                   semaphore's or latch's count and waiters; permits
-//	                   with their leases; an election's leader, term,
-//	                   candidates and history
+//	inspect NAME [VALUE...]
+//	                   what is under NAME: a lock's holders, TTL, mode,
+//	                   fair queue, waiters and fencing counter; a group
+//	                   lock's holders and their values (named by the
+//	                   VALUEs given); a count's use, value and waiters
+//	                   (a semaphore's, an expirable semaphore's, a
+//	                   latch's); permits with their leases; an election's
+//	                   leader, term, candidates and history; a fence
+//	                   guard's last token
 //	list [PATTERN]     the records whose names match PATTERN (a SCAN
-//	                   glob, default *) with their kinds, on every master
-//	                   of a cluster; -kind filters
+//	                   glob, default *) with their kinds, which do not
+//	                   change with their state, on every master of a
+//	                   cluster; -kind filters
 //	watch NAME         NAME's state, drawn again whenever it changes, until
 //	                   interrupted (or -count draws, or -for a duration)
-//	force-unlock NAME [PERMIT-ID]
-//	                   release a lock or an election's leadership, or one
-//	                   permit, whoever holds it, waking the waiters and
-//	                   telling the holder's relock client, after asking
-//	                   (unless -yes)
+//	force-unlock NAME [PERMIT-ID | VALUE...]
+//	                   release a lock, an election's leadership, a group
+//	                   lock's VALUEs or one permit, whoever holds it,
+//	                   waking the waiters and telling the holder's relock
+//	                   client, after asking (unless -yes)
 //	doctor             old holds and waits, leases not renewed, stale
 //	                   fair-queue entries, gone waiters, expired permits
 //	                   and deadlocks, on every master; -json for scripts
@@ -40,15 +45,16 @@
 //
 // relock reads a name in read-only scripts (package inspect) and finds
 // records with SCAN, never KEYS. force-unlock runs the lock type's own
-// ForceUnlock (or package permits' Release) through a relock.Client, so
+// ForceUnlock (grouplock's over the VALUEs given, package permits'
+// Release for a permit) through a relock.Client, so
 // that waiters are woken and relock holders told at once (their contexts
 // cancelled), as deleting the key by hand would not do.
 //
 // The exit status:
 //
 //	0  found, done, or (doctor) nothing wrong
-//	1  the command failed (Redis unreachable or refusing, a force-unlock
-//	   not confirmed or raced)
+//	1  the command failed (Redis unreachable, refusing the login or a
+//	   command, a force-unlock not confirmed or raced)
 //	2  bad usage (an unknown command or flag, a bad name, address or file)
 //	3  not found: nothing under NAME (inspect, force-unlock), or NAME
 //	   never appeared while watched (watch; with -count N, after N reads)

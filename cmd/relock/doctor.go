@@ -25,7 +25,7 @@ func doctorCmd(ctx context.Context, e *env, _ []string) error {
 	}
 	r, err := inspect.Doctor(ctx, e.rdb, &inspect.DoctorOptions{Old: e.opts.old, Lease: e.opts.lease, Seen: seen})
 	if err != nil {
-		return fmt.Errorf("%w (try a longer -timeout, or check the user's ACL: doctor needs SCAN, TYPE, HSCAN, GET, EXISTS, EVAL, EVALSHA and PUBSUB)", err)
+		return fmt.Errorf("%w (try a longer -timeout, or check the user's ACL: doctor needs SCAN, TYPE, HSCAN, GET, EVAL, EVALSHA and PUBSUB)", err)
 	}
 	if e.opts.state != "" {
 		if err := saveSeen(e.opts.state, r.Seen); err != nil {

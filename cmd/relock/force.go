@@ -12,6 +12,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/grouplock"
 	"github.com/relock-go/relock/inspect"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/reentrant"
@@ -21,9 +22,11 @@ import (
 // forceCmd releases what is held under a name whoever holds it, after
 // asking on standard input unless -yes: a lock through its type's
 // ForceUnlock, which wakes its waiters (a fair lock's next in line, a
-// reentrant lock's waiters, every waiter of a read/write lock) and tells
-// its relock holders' clients; an election's leadership through its fair
-// lock's; one expirable permit by id (forcePermit).
+// reentrant lock's waiters, every waiter of a read/write lock or a group
+// lock) and tells its relock holders' clients; an election's leadership
+// through its fair lock's; a group lock's values, named by the
+// operator, through grouplock's (forceGroup); one expirable permit by id
+// (forcePermit).
 func forceCmd(ctx context.Context, e *env, args []string) error {
 	name := args[0]
 	l, err := e.read(ctx, name)
@@ -32,8 +35,10 @@ func forceCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	case !l.Exists():
 		return notFoundError{name}
-	case len(args) == 2 && l.Kind != inspect.KindPermits:
-		return usagef("%q is a %s, not an expirable semaphore: a PERMIT-ID goes only with permits", name, kind(l))
+	case l.Kind == inspect.KindGroup:
+		return e.forceGroup(ctx, l, args[1:])
+	case len(args) > 2 || len(args) == 2 && l.Kind != inspect.KindCount:
+		return usagef("%q is %s, not an expirable semaphore's count or a group lock: a PERMIT-ID goes only with an expirable semaphore, VALUEs only with a group lock", name, describe(l))
 	}
 	switch l.Kind {
 	case inspect.KindLock, inspect.KindRWLock:
@@ -41,17 +46,20 @@ func forceCmd(ctx context.Context, e *env, args []string) error {
 		if l.Election.Leader == nil {
 			return fmt.Errorf("election %q has no leader: nothing changed", name)
 		}
-	case inspect.KindPermits:
-		if len(args) != 2 {
+	case inspect.KindCount:
+		switch {
+		case len(args) == 2:
+			return e.forcePermit(ctx, l, args[1])
+		case l.Use == inspect.KindPermits:
 			return usagef("%q is an expirable semaphore: name the permit to release, relock force-unlock %s PERMIT-ID (see relock inspect %s)", name, name, name)
 		}
-		return e.forcePermit(ctx, l, args[1])
-	case inspect.KindGroup:
-		return fmt.Errorf("%q is a group lock, whose values Redis keeps only as hashes: force-unlock it with grouplock's ForceUnlock and its values; nothing changed", name)
-	case inspect.KindNone, inspect.KindFencing:
+		return fmt.Errorf("%q is %s, which has no owner to force out: nothing changed", name, describe(l))
+	case inspect.KindNone:
 		return fmt.Errorf("lock %q is not held: nothing changed", name)
+	case inspect.KindFencing, inspect.KindFence:
+		return fmt.Errorf("%q is %s, not a lock: nothing is held, nothing changed", name, describe(l))
 	default:
-		return fmt.Errorf("%q is a %s, which has no owner to force out: nothing changed", name, kind(l))
+		return fmt.Errorf("%q is %s, which has no owner to force out: nothing changed", name, describe(l))
 	}
 	if !e.opts.yes {
 		ok, err := e.confirm(fmt.Sprintf("Force-unlock %q (%s), held by %s? Its holders lose it at once.", l.Name, kind(l), heldBy(l)))
@@ -71,6 +79,77 @@ func forceCmd(ctx context.Context, e *env, args []string) error {
 	}
 	_, err = fmt.Fprintf(e.out, "force-unlocked %s (%s); it was held by %s\n", name, kind(l), heldBy(l))
 	return err
+}
+
+// forceGroup frees the given values of the group lock l whoever holds
+// them, through grouplock's ForceUnlock over a Mutex of those values,
+// which wakes the group's waiters and tells the holders' relock clients:
+// at once those holding this very set, the others at their next renewal.
+// Redis keeps the values only as hashes, so the operator names them, and
+// -codec says how the group's clients hash them.
+func (e *env) forceGroup(ctx context.Context, l *inspect.Lock, values []string) error {
+	name := l.Name
+	if len(values) == 0 {
+		return usagef("%q is a group lock, whose values Redis keeps only as hashes: name the values to free, relock force-unlock %s VALUE... (relock inspect %s VALUE... shows which are held)", name, name, name)
+	}
+	seen := make(map[string]bool, len(values))
+	for _, v := range values {
+		if v == "" || seen[v] {
+			return usagef("VALUEs must be distinct and not empty: %q", values)
+		}
+		seen[v] = true
+	}
+	notHeld := l.NameValues(e.opts.groupCodec, values)
+	if len(notHeld) == len(values) {
+		return fmt.Errorf("group lock %q holds none of %s (hashed as %s; relock inspect %s shows the hashes held): nothing changed", name, strings.Join(values, ", "), e.opts.groupCodec, name)
+	}
+	what := fmt.Sprintf("%s of group lock %q", strings.Join(values, ", "), name)
+	if !e.opts.yes {
+		ok, err := e.confirm(fmt.Sprintf("Force-unlock %s, held by %s? Their holders lose them at once.", what, valueHolders(l)))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("force-unlock of %s not confirmed: nothing changed (-yes skips the question)", what)
+		}
+	}
+	rc, err := e.relockClient()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(ctx, e.opts.timeout)
+	defer cancel()
+	released, err := grouplock.New(rc, name, values, &grouplock.Options{Codec: e.opts.groupCodec}).ForceUnlock(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("force-unlock of %s: %w (try again; relock inspect %s shows its state)", what, err, name)
+	case !released:
+		return fmt.Errorf("%s were released before force-unlock reached them: nothing changed", what)
+	}
+	if len(notHeld) > 0 {
+		what += " (" + strings.Join(notHeld, ", ") + " not held)"
+	}
+	_, err = fmt.Fprintf(e.out, "force-unlocked %s; they were held by %s\n", what, valueHolders(l))
+	return err
+}
+
+// valueHolders describes the holders of a group lock's named values
+// (Lock.NameValues), each with the values it holds.
+func valueHolders(l *inspect.Lock) string {
+	var s []string
+	for _, h := range l.Holders {
+		var vs []string
+		for _, v := range h.ValueNames {
+			if v != "" {
+				vs = append(vs, v)
+			}
+		}
+		if len(vs) > 0 {
+			s = append(s, fmt.Sprintf("%s client %s owner %s (%s)", h.Library, h.ClientID, h.Owner, strings.Join(vs, ", ")))
+		}
+	}
+	return strings.Join(s, "; ")
 }
 
 // confirm asks on standard error and reads the answer from standard

@@ -89,25 +89,30 @@ type command struct {
 	name     string
 	args     string                             // its arguments, for usage
 	summary  string                             // what it does, wrapped at 72 columns
-	min, max int                                // how many arguments it takes
+	min, max int                                // how many arguments it takes; max -1: any number
 	flags    func(fs *flag.FlagSet, o *options) // its own flags, if any
 	run      func(ctx context.Context, e *env, args []string) error
 }
 
 var commands = []*command{
-	{name: "inspect", args: "NAME", min: 1, max: 1, run: inspectCmd, summary: `Show what is kept under NAME: a lock's holders and hold counts, TTL,
+	{name: "inspect", args: "NAME [VALUE...]", min: 1, max: -1, flags: codecFlag, run: inspectCmd, summary: `Show what is kept under NAME: a lock's holders and hold counts, TTL,
 read/write mode and readers with their leases, fair queue with
-deadlines, relock's registered waiters and fencing counter; a
-semaphore's or latch's count and waiters; expirable permits, each with
-its lease; an election's leader, term, candidates and history.`},
+deadlines, relock's registered waiters and fencing counter; a group
+lock's holders and the values they hold (named by the VALUEs given,
+which Redis keeps only as hashes); a count's use, value and waiters
+(a semaphore's, an expirable semaphore's or a latch's); expirable
+permits, each with its lease; an election's leader, term, candidates
+and history; a fence guard's last token.`},
 	{name: "list", args: "[PATTERN]", max: 1, flags: listFlags, run: listCmd, summary: `List the records whose names match PATTERN (a SCAN glob, default *),
-with their kinds, found with SCAN on every master of a cluster.`},
+with their kinds, found with SCAN on every master of a cluster. A
+record's kind does not change with its state.`},
 	{name: "watch", args: "NAME", min: 1, max: 1, flags: watchFlags, run: watchCmd, summary: `Show NAME, and again whenever it changes (on its channels' messages,
 and every -interval), until interrupted, -count drawings or -for.`},
-	{name: "force-unlock", args: "NAME [PERMIT-ID]", min: 1, max: 2, flags: forceFlags, run: forceCmd, summary: `Release NAME whoever holds it: a lock (through its type's own
-ForceUnlock, which wakes its waiters), an election's leadership, or
-with PERMIT-ID one permit of an expirable semaphore; the holders'
-relock clients are told at once. Asks for confirmation unless -yes.`},
+	{name: "force-unlock", args: "NAME [PERMIT-ID | VALUE...]", min: 1, max: -1, flags: forceFlags, run: forceCmd, summary: `Release NAME whoever holds it: a lock (through its type's own
+ForceUnlock, which wakes its waiters), an election's leadership, with
+VALUEs those values of a group lock, or with PERMIT-ID one permit of an
+expirable semaphore; the holders' relock clients are told at once.
+Asks for confirmation unless -yes.`},
 	{name: "doctor", args: "", flags: doctorFlags, run: doctorCmd, summary: `Scan every record (every master of a cluster) for what is wrong: holds
 and waits older than -old, leases not renewed, stale fair-queue
 entries, waiters whose client is gone, expired permits and waits-for
@@ -149,7 +154,7 @@ func dispatch(ctx context.Context, args []string, e *env) error {
 	if err != nil {
 		return helpOr(err, e.out, cmd.name)
 	}
-	if len(pos) < cmd.min || len(pos) > cmd.max {
+	if len(pos) < cmd.min || cmd.max >= 0 && len(pos) > cmd.max {
 		return usagef("usage: relock %s [flags] %s (see relock help %s)", cmd.name, cmd.args, cmd.name)
 	}
 	if err := e.opts.check(); err != nil {

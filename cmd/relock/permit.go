@@ -25,8 +25,11 @@ func (e *env) forcePermit(ctx context.Context, l *inspect.Lock, id string) error
 	for _, p := range l.Permits {
 		held = held || p.ID == id
 	}
+	if !held && len(l.Permits) == 0 {
+		return fmt.Errorf("%q is %s with no permit held: nothing changed", l.Name, describe(l))
+	}
 	if !held {
-		return fmt.Errorf("expirable semaphore %q holds no permit %s: nothing changed (relock inspect %s lists its permits)", l.Name, id, l.Name)
+		return fmt.Errorf("expirable semaphore %q has no permit %s held: nothing changed (relock inspect %s lists its permits)", l.Name, id, l.Name)
 	}
 	if !e.opts.yes {
 		ok, err := e.confirm(fmt.Sprintf("Release permit %s of %q? Its holder loses it at once.", id, l.Name))
@@ -47,15 +50,15 @@ func (e *env) forcePermit(ctx context.Context, l *inspect.Lock, id string) error
 	released, err := permits.New(rc, l.Name, nil).TryRelease(ctx, id)
 	switch {
 	case err != nil:
-		return fmt.Errorf("force-unlock of permit %s of %q: %w (try again; relock inspect %s shows its state)", id, l.Name, err, l.Name)
+		return fmt.Errorf("releasing permit %s of %q: %w (try again; relock inspect %s shows its permits)", id, l.Name, err, l.Name)
 	case !released:
-		return fmt.Errorf("permit %s of %q was released or expired before force-unlock reached it: nothing changed", id, l.Name)
+		return fmt.Errorf("permit %s of %q was released by its holder or expired before relock could release it: nothing changed", id, l.Name)
 	}
 	told, err := e.tellClients(ctx, l.Name)
 	if err != nil {
 		fmt.Fprintf(e.errs, "relock: released the permit, but could not tell relock's clients (%v): its holder learns at its next renewal\n", err)
 	}
-	_, err = fmt.Fprintf(e.out, "force-unlocked permit %s of %s (permits); told %d relock clients\n", id, l.Name, told)
+	_, err = fmt.Fprintf(e.out, "released permit %s of expirable semaphore %s; told %d relock clients\n", id, l.Name, told)
 	return err
 }
 

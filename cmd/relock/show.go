@@ -17,7 +17,8 @@ import (
 	"github.com/relock-go/relock/inspect"
 )
 
-// inspectCmd prints what is kept under one name.
+// inspectCmd prints what is kept under one name; a group lock's values,
+// when given, name the fields its holders hold.
 func inspectCmd(ctx context.Context, e *env, args []string) error {
 	l, err := e.read(ctx, args[0])
 	if err != nil {
@@ -26,10 +27,23 @@ func inspectCmd(ctx context.Context, e *env, args []string) error {
 	if !l.Exists() {
 		return notFoundError{l.Name}
 	}
+	var notHeld []string
+	if values := args[1:]; len(values) > 0 {
+		if l.Kind != inspect.KindGroup {
+			return usagef("%q is %s, not a group lock: VALUEs go only with a group lock (see relock help inspect)", l.Name, describe(l))
+		}
+		notHeld = l.NameValues(e.opts.groupCodec, values)
+	}
 	if e.opts.json {
 		return writeJSON(e.out, l, "  ")
 	}
-	return writeLock(e.out, l)
+	if err := writeLock(e.out, l); err != nil {
+		return err
+	}
+	if len(notHeld) > 0 {
+		_, err = fmt.Fprintf(e.out, "\nnot held (under %s): %s\n", e.opts.groupCodec, strings.Join(notHeld, ", "))
+	}
+	return err
 }
 
 // read reads one name within -timeout.
@@ -38,7 +52,7 @@ func (e *env) read(ctx context.Context, name string) (*inspect.Lock, error) {
 	defer cancel()
 	l, err := inspect.Read(ctx, e.rdb, name)
 	if err != nil && !errors.Is(err, relock.ErrInvalidName) {
-		return nil, fmt.Errorf("%w (try a longer -timeout, or check the user's ACL: inspect needs EVAL, EVALSHA and PUBSUB)", err)
+		return nil, fmt.Errorf("%w (try a longer -timeout, or check the user's ACL: inspect needs EVAL, EVALSHA, GET and PUBSUB)", err)
 	}
 	return l, err
 }
@@ -68,8 +82,8 @@ func listCmd(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if l.Kind == kind || kind == inspect.KindFencing && l.Token != 0 {
-			found = append(found, listed(l, kind)) // not gone since the scan saw it
+		if row := listed(l, kind); row != nil {
+			found = append(found, row) // not gone since the scan saw it
 		}
 		return nil
 	})
@@ -94,14 +108,27 @@ func listCmd(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// listed is l as a line of the list of kind: a fenced lock's counter is
-// listed on a line of its own.
+// listed is l as a line of the list of kind, or nil when l has no
+// record of that kind (any more): a name may have records of several
+// kinds, each listed on a line of its own (a fenced lock's counter
+// beside its lock).
 func listed(l *inspect.Lock, kind inspect.Kind) *inspect.Lock {
-	if kind != inspect.KindFencing || l.Kind == inspect.KindFencing {
+	if l.Kind == kind {
 		return l
 	}
-	return &inspect.Lock{Name: l.Name, Kind: kind, TTL: inspect.NoExpiry, Token: l.Token,
+	row := &inspect.Lock{Name: l.Name, Kind: kind, TTL: inspect.NoExpiry,
 		Holders: []inspect.Holder{}, Queue: []inspect.Queued{}, Waiters: []inspect.Waiter{}, ServerTime: l.ServerTime}
+	switch {
+	case kind == inspect.KindFencing && l.Token != 0:
+		row.Token = l.Token
+	case kind == inspect.KindFence && l.Fence != 0:
+		row.Fence = l.Fence
+	case kind == inspect.KindElection && l.Election != nil:
+		row.Election = l.Election
+	default:
+		return nil
+	}
+	return row
 }
 
 // kindSet reads -kind: nil for every kind.
@@ -112,9 +139,11 @@ func kindSet(list string) (map[inspect.Kind]bool, error) {
 	set := make(map[inspect.Kind]bool)
 	for k := range strings.SplitSeq(list, ",") {
 		switch kind := inspect.Kind(strings.TrimSpace(k)); kind {
-		case inspect.KindLock, inspect.KindRWLock, inspect.KindGroup, inspect.KindSemaphore, inspect.KindPermits,
-			inspect.KindLatch, inspect.KindCount, inspect.KindElection, inspect.KindFencing:
+		case inspect.KindLock, inspect.KindRWLock, inspect.KindGroup, inspect.KindCount,
+			inspect.KindElection, inspect.KindFencing, inspect.KindFence:
 			set[kind] = true
+		case inspect.KindSemaphore, inspect.KindPermits, inspect.KindLatch:
+			return nil, usagef("-kind %s: a semaphore's, an expirable semaphore's and a latch's record is a count, which nothing that lasts in Redis tells apart: use -kind count (relock inspect NAME shows what a count is used as while someone waits)", kind)
 		default:
 			return nil, usagef("-kind: unknown kind %q (see relock help list)", k)
 		}
@@ -134,8 +163,14 @@ func writeList(w io.Writer, records []*inspect.Lock) error {
 	fmt.Fprintln(tw, "NAME\tKIND\tTTL\tHOLDERS\tQUEUED\tWAITERS")
 	for _, l := range records {
 		ttl := l.TTL
-		if l.Election != nil && l.Election.Leader != nil {
-			ttl = l.Election.Leader.TTL
+		switch l.Kind {
+		case inspect.KindFencing, inspect.KindFence:
+			ttl = inspect.NoExpiry // their counters are kept for good
+		case inspect.KindElection:
+			ttl = inspect.NoKey // no lease without a leader
+			if l.Election.Leader != nil {
+				ttl = l.Election.Leader.TTL
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", l.Name, kind(l), ttl, holders(l), len(l.Queue)+candidates(l), len(l.Waiters)+len(l.SemaphoreWaiters))
 	}
@@ -156,14 +191,25 @@ func writeLock(w io.Writer, l *inspect.Lock) error {
 	tw := table(w)
 	fmt.Fprintf(tw, "name\t%s\n", l.Name)
 	fmt.Fprintf(tw, "kind\t%s\n", kind(l))
-	if l.Kind != inspect.KindNone && l.Kind != inspect.KindElection && l.Kind != inspect.KindFencing {
+	if l.Mode != "" {
+		fmt.Fprintf(tw, "mode\t%s\n", l.Mode)
+	}
+	switch l.Kind {
+	case inspect.KindNone, inspect.KindElection, inspect.KindFencing, inspect.KindFence:
+	default:
 		fmt.Fprintf(tw, "ttl\t%s\n", l.TTL)
 	}
+	if l.Kind == inspect.KindCount {
+		fmt.Fprintf(tw, "used as\t%s\n", useMeaning(l.Use))
+	}
 	if l.Count != nil {
-		fmt.Fprintf(tw, "count\t%d%s\n", *l.Count, countMeaning(l.Kind))
+		fmt.Fprintf(tw, "count\t%d%s\n", *l.Count, countMeaning(l.Use))
 	}
 	if l.Token != 0 {
 		fmt.Fprintf(tw, "fencing token\t%d\n", l.Token)
+	}
+	if l.Fence != 0 {
+		fmt.Fprintf(tw, "fence token\t%d (the last one package fence's guard recorded for this resource)\n", l.Fence)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -174,21 +220,30 @@ func writeLock(w io.Writer, l *inspect.Lock) error {
 	if len(l.Holders) > 0 {
 		fmt.Fprintln(w, "\nheld by:")
 		tw = table(w)
-		rw := l.Kind == inspect.KindRWLock
-		if rw {
+		rw, group := l.Kind == inspect.KindRWLock, l.Kind == inspect.KindGroup
+		switch {
+		case rw:
 			fmt.Fprintln(tw, "  CLIENT ID\tOWNER\tLIBRARY\tHOLDS\tSIDE\tREAD LEASES")
-		} else {
+		case group:
+			fmt.Fprintln(tw, "  CLIENT ID\tOWNER\tLIBRARY\tHOLDS\tVALUES")
+		default:
 			fmt.Fprintln(tw, "  CLIENT ID\tOWNER\tLIBRARY\tHOLDS")
 		}
 		for _, h := range l.Holders {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%d", orDash(h.ClientID), orDash(h.Owner), h.Library, h.Holds)
-			if rw {
+			switch {
+			case rw:
 				fmt.Fprintf(tw, "\t%s\t%s", side(h), leases(h.ReadLeases))
+			case group:
+				fmt.Fprintf(tw, "\t%s", values(h))
 			}
 			fmt.Fprintln(tw)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if group && !named(l) {
+			fmt.Fprintf(w, "\n(Redis keeps a group's values as their hashes, shown in brackets: name them with relock inspect %s VALUE..., and -codec string for clients with Redisson's StringCodec)\n", l.Name)
 		}
 	}
 	if len(l.Queue) > 0 {
@@ -224,23 +279,81 @@ func writeLock(w io.Writer, l *inspect.Lock) error {
 
 func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 8, 2, ' ', 0) }
 
-// kind describes a lock's record in a few words.
+// kind names a record's kind in a few words that do not change with its
+// state: who holds it, who waits and a count's use are shown apart.
 func kind(l *inspect.Lock) string {
 	s := string(l.Kind)
-	switch l.Kind {
-	case inspect.KindNone:
+	switch {
+	case l.Kind == inspect.KindNone:
 		s = "none (not held)"
-	case inspect.KindRWLock:
-		s += " (" + l.Mode + ")"
-	case inspect.KindOther:
+	case l.Kind == inspect.KindOther:
 		s += " (a Redis " + l.Type + ", not relock's)"
-	case inspect.KindCount:
-		s += " (a semaphore's or a latch's, nobody waiting)"
-	}
-	if l.Fair {
-		s += ", fair"
+	case l.ElectionOf != "":
+		s += " (election " + l.ElectionOf + "'s)"
 	}
 	return s
+}
+
+// describe names a record's kind with its article, for messages.
+func describe(l *inspect.Lock) string {
+	switch l.Kind {
+	case inspect.KindNone:
+		return "no record"
+	case inspect.KindRWLock:
+		return "a read/write lock"
+	case inspect.KindGroup:
+		return "a group lock"
+	case inspect.KindCount:
+		if l.Use != "" {
+			return "a count (" + useMeaning(l.Use) + ")"
+		}
+		return "a count"
+	case inspect.KindElection:
+		return "an election"
+	case inspect.KindFencing:
+		return "a fencing counter"
+	case inspect.KindFence:
+		return "a fence guard's token"
+	case inspect.KindOther:
+		return "a Redis " + l.Type + " that is not relock's or Redisson's"
+	}
+	return "a " + string(l.Kind)
+}
+
+// useMeaning says what a count's use is, and by what it is told.
+func useMeaning(use inspect.Kind) string {
+	switch use {
+	case inspect.KindPermits:
+		return "an expirable semaphore's: permits are held"
+	case inspect.KindSemaphore:
+		return "a semaphore's: someone waits for permits"
+	case inspect.KindLatch:
+		return "a latch's: someone awaits it"
+	}
+	return "unknown: nobody holds permits or waits (a semaphore's, an expirable semaphore's or a latch's count, or another application's counter)"
+}
+
+// values lists a group holder's values: their names where known, else
+// their fields in brackets.
+func values(h inspect.Holder) string {
+	s := make([]string, len(h.Values))
+	for i, f := range h.Values {
+		s[i] = "[" + f + "]"
+		if i < len(h.ValueNames) && h.ValueNames[i] != "" {
+			s[i] = h.ValueNames[i]
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// named reports whether every value of a group's holders is named.
+func named(l *inspect.Lock) bool {
+	for _, h := range l.Holders {
+		if len(h.ValueNames) < len(h.Values) || slices.Contains(h.ValueNames, "") {
+			return false
+		}
+	}
+	return true
 }
 
 // holders summarises who holds a record: the library and hold count of
@@ -254,14 +367,19 @@ func holders(l *inspect.Lock) string {
 		ld := l.Election.Leader
 		return fmt.Sprintf("%s %s:%s term %d", ld.Library, short(ld.ClientID), ld.Owner, ld.Term)
 	}
+	s := "-"
 	switch len(l.Holders) {
 	case 0:
-		return "-"
 	case 1:
 		h := l.Holders[0]
-		return fmt.Sprintf("%s %s:%s x%d", h.Library, short(h.ClientID), h.Owner, h.Holds)
+		s = fmt.Sprintf("%s %s:%s x%d", h.Library, short(h.ClientID), h.Owner, h.Holds)
+	default:
+		s = strconv.Itoa(len(l.Holders))
 	}
-	return strconv.Itoa(len(l.Holders))
+	if l.Mode != "" {
+		s += " (" + l.Mode + ")"
+	}
+	return s
 }
 
 // short abbreviates a client id to its first block.

@@ -8,17 +8,15 @@ import (
 	"github.com/relock-go/relock/inspect"
 )
 
-// countMeaning says what a count is, by kind.
-func countMeaning(k inspect.Kind) string {
-	switch k {
+// countMeaning says what a count is, by its use.
+func countMeaning(use inspect.Kind) string {
+	switch use {
 	case inspect.KindSemaphore, inspect.KindPermits:
 		return " permits available"
 	case inspect.KindLatch:
 		return " to count down"
-	case inspect.KindCount:
-		return " (permits available, or a latch's count)"
 	}
-	return ""
+	return " (permits available, or a latch's count)"
 }
 
 // writeSync prints the synchronizers' tables: permits held, semaphore

@@ -32,6 +32,7 @@ func TestNames(t *testing.T) {
 		{layout.SemaphoreWaiters, "relock_semaphore_waiters:{orders:42}", "relock_semaphore_waiters:{user1}:cart"},
 		{layout.SemaphoreWatcher, "relock_semaphore_watcher:{orders:42}", "relock_semaphore_watcher:{user1}:cart"},
 		{layout.SemaphoreGrants, "relock_semaphore_grants:{orders:42}", "relock_semaphore_grants:{user1}:cart"},
+		{layout.SemaphoreAttempts, "relock_semaphore_attempts:{orders:42}", "relock_semaphore_attempts:{user1}:cart"},
 		{layout.SemaphoreClientChannels, "relock_sc:{orders:42}", "relock_sc:{user1}:cart"},
 		{func(n string) string { return layout.SemaphoreClientChannel(n, id) }, "relock_sc:{orders:42}:" + id, "relock_sc:{user1}:cart:" + id},
 		{layout.PermitTimeouts, "{orders:42}:timeout", "{user1}:cart:timeout"},
@@ -105,7 +106,7 @@ func FuzzNames(f *testing.F) {
 			layout.LockWaiters(name), layout.LockToken(name), layout.FairQueue(name), layout.FairTimeouts(name),
 			layout.RWLockChannel(name), layout.ReadTimeoutsPrefix(name), layout.ReadTimeoutPrefix(name, "id:1") + ":1",
 			layout.SemaphoreChannel(name), layout.SemaphoreWaiters(name), layout.SemaphoreWatcher(name),
-			layout.SemaphoreGrants(name), layout.SemaphoreClientChannel(name, "id"), layout.PermitTimeouts(name),
+			layout.SemaphoreGrants(name), layout.SemaphoreAttempts(name), layout.SemaphoreClientChannel(name, "id"), layout.PermitTimeouts(name),
 			layout.ElectionLock(name), layout.ElectionLeader(name), layout.ElectionTerm(name),
 			layout.ElectionChannel(name), layout.ElectionLog(name),
 		}
