@@ -105,10 +105,10 @@ func TestPermitsAdvance(t *testing.T) {
 	})
 }
 
-// A latch's waiters wait for its messages only: one whose opening
-// message is dropped does not see the latch open by its bound (TryAwait
-// reports false; Await would wait until its context ends), and a look
-// after that reads the count and sees it.
+// A latch's waiters wait for its messages: one whose opening message is
+// dropped sleeps until its bound (Await would wait until its context
+// ends), and then TryAwait's last look reads the count, sees the latch
+// open and reports true; so does a look after that.
 func TestLatchDropWakeups(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: waits out a lease for the waiter's fallback (TestReentrantDropWakeups runs)")
@@ -131,13 +131,17 @@ func TestLatchDropWakeups(t *testing.T) {
 		})
 		redistest.Eventually(t, patience, "the waiter subscribed", func() bool { return k.Client().Stats().Waiters == 1 })
 		k.DropWakeups(1)
+		start := time.Now()
 		must(t, done.CountDown(ctx))
 		must(t, await(t, waiting))
 		if n := k.Counts().Dropped; n != 1 {
 			t.Fatalf("dropped %d wake-ups, want 1", n)
 		}
-		if <-opened {
-			t.Fatal("TryAwait saw the latch open without its message")
+		if !<-opened {
+			t.Fatal("TryAwait reported the opened latch closed: its last look did not read the count")
+		}
+		if d := time.Since(start); d < bound/2 {
+			t.Fatalf("TryAwait returned %v after the opening: its dropped message woke it", d)
 		}
 		if ok, err := l.TryAwait(ctx, 0); err != nil || !ok {
 			t.Fatalf("TryAwait(0) = %v, %v after the opening; want true", ok, err)
