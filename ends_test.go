@@ -51,7 +51,7 @@ func TestEndedBeforeDone(t *testing.T) {
 			return ml
 		},
 		"redlock": func(n string) relock.Locker {
-			rl := redlock.New(n, []*relock.Client{rc}, nil)
+			rl := redlock.New([]*relock.Client{rc}, n, nil)
 			return rl
 		},
 	}

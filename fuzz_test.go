@@ -52,7 +52,7 @@ func FuzzConstructors(f *testing.F) {
 			}
 			for _, l := range []relock.Locker{
 				multilock.New(append(locks, (*fair.Mutex)(nil))...),
-				redlock.New(name, []*relock.Client{rc, rc, rc}, &redlock.Options{Lease: time.Duration(lease)}),
+				redlock.New([]*relock.Client{rc, rc, rc}, name, &redlock.Options{Lease: time.Duration(lease)}),
 			} {
 				if _, err := l.Lock(ctx); !errors.Is(err, relock.ErrInvalidArgument) && !errors.Is(err, relock.ErrInvalidName) {
 					t.Fatalf("%T.Lock with a nil member or unusable clients = %v, want a bad-input error", l, err)

@@ -166,7 +166,7 @@ func TestUnmade(t *testing.T) {
 		"semaphore.Semaphore":    semaphore.New(rc, name+"-sem", nil),
 		"latch.Latch":            latch.New(rc, name+"-latch", nil),
 		"election.Election":      election.New(rc, name+"-election", nil),
-		"redlock.RedLock":        redlock.New(name+"-red", []*relock.Client{rc}, nil),
+		"redlock.RedLock":        redlock.New([]*relock.Client{rc}, name+"-red", nil),
 	}
 	keys := raw.Keys(bg, "*").Val()
 	for what, v := range made {

@@ -72,7 +72,7 @@ var overshootPrimitives = []overshootPrimitive{
 	}},
 	{name: "redlock", nodes: 3, calls: []overshootCall{
 		{name: "Lock", prepare: func(_ context.Context, rcs []*relock.Client, name string) (timedCall, error) {
-			rl := redlock.New(name, rcs, nil)
+			rl := redlock.New(rcs, name, nil)
 			return lockCall(rl), nil
 		}},
 	}},

@@ -17,7 +17,7 @@ import (
 // five shared masters: the masters are asked at once, so it should cost
 // about two round trips, not ten.
 func BenchmarkLockUnlock(b *testing.B) {
-	rl := redlock.New(redistest.Key(b), clientsOn(b, shared[:], nil), nil)
+	rl := redlock.New(clientsOn(b, shared[:], nil), redistest.Key(b), nil)
 	b.ReportAllocs()
 	for b.Loop() {
 		ctx, err := rl.Lock(context.Background())
@@ -95,7 +95,7 @@ func slowClients(b *testing.B) ([]*relock.Client, []*redis.Client) {
 // every command: about 2 x 2ms when the masters are asked at once.
 func BenchmarkLockUnlockLatency2ms(b *testing.B) {
 	rcs, _ := slowClients(b)
-	rl := redlock.New(redistest.Key(b), rcs, nil)
+	rl := redlock.New(rcs, redistest.Key(b), nil)
 	for b.Loop() {
 		ctx, err := rl.Lock(context.Background())
 		if err != nil {

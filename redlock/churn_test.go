@@ -40,7 +40,7 @@ func TestChurn(t *testing.T) {
 		Raw:   servers[0].Client(t),
 		New: func(rc *relock.Client) relock.Locker {
 			rcs := append([]*relock.Client{rc}, clientsOn(t, servers[1:], opts)...)
-			return redlock.New(name, rcs, nil)
+			return redlock.New(rcs, name, nil)
 		},
 		Options: opts,
 		Seed:    uint64(time.Now().UnixNano()),

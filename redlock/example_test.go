@@ -27,7 +27,7 @@ func Example() {
 		clients = append(clients, rc)
 	}
 
-	rl := redlock.New("payments:settle", clients, nil)
+	rl := redlock.New(clients, "payments:settle", nil)
 	ctx, err := rl.Lock(context.Background())
 	if err != nil {
 		log.Fatal(err)

@@ -180,7 +180,7 @@ func (x *explorer) run(t *testing.T, seed uint64) (result, error) {
 		}
 	}()
 
-	holder := redlock.New(name, x.holder, sure)
+	holder := redlock.New(x.holder, name, sure)
 	hctx, err := holder.Lock(bg)
 	if err != nil {
 		return result{}, fmt.Errorf("holder: %w", err)
@@ -189,7 +189,7 @@ func (x *explorer) run(t *testing.T, seed uint64) (result, error) {
 	time.AfterFunc(time.Duration(rng.IntN(20000))*time.Microsecond, func() { released <- holder.Unlock(hctx) })
 
 	nodeTimeout := time.Duration(20+rng.IntN(41)) * time.Millisecond
-	waiter := redlock.New(name, x.waiter, &redlock.Options{NodeTimeout: nodeTimeout})
+	waiter := redlock.New(x.waiter, name, &redlock.Options{NodeTimeout: nodeTimeout})
 	wait := time.Duration(rng.IntN(20000)) * time.Microsecond
 	octx := relock.WithNewOwner(bg)
 	lctx, how, err := giveUpAfter(octx, waiter, rng, wait)
@@ -216,7 +216,7 @@ func (x *explorer) run(t *testing.T, seed uint64) (result, error) {
 	}
 	ran := time.Now()
 	r := result{background: ran.Sub(healed)}
-	fresh := redlock.New(name, x.fresh, sure)
+	fresh := redlock.New(x.fresh, name, sure)
 	for {
 		fctx, err := fresh.TryLock(bg, 0)
 		if err == nil {

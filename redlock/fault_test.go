@@ -82,7 +82,7 @@ func TestCloseEndsWait(t *testing.T) {
 		t.Run(tc.what, func(t *testing.T) {
 			servers := shared[:3]
 			name := redistest.Key(t)
-			holder := redlock.New(name, clientsOn(t, servers, nil), nil)
+			holder := redlock.New(clientsOn(t, servers, nil), name, nil)
 			hctx, err := holder.Lock(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -94,7 +94,7 @@ func TestCloseEndsWait(t *testing.T) {
 			for i, s := range servers {
 				rcs[i] = s.Counted(t, &counts[i])
 			}
-			waiter := redlock.New(name, rcs, nil)
+			waiter := redlock.New(rcs, name, nil)
 			// A waiter without a deadline; cancelled only when the test
 			// ends, so that a hang fails the test without blocking the
 			// rest.
@@ -185,7 +185,7 @@ func TestDeadMaster(t *testing.T) {
 	servers := startServers(t, 3)
 	servers[2].Kill()
 	name := redistest.Key(t)
-	holder := redlock.New(name, clientsOn(t, servers, nil), nil)
+	holder := redlock.New(clientsOn(t, servers, nil), name, nil)
 	bound := redlock.DefaultNodeTimeout + margin
 
 	var hctx context.Context
@@ -194,7 +194,7 @@ func TestDeadMaster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := redlock.New(name, clientsOn(t, servers, nil), nil)
+	other := redlock.New(clientsOn(t, servers, nil), name, nil)
 	// A refused attempt is undone, on the dead master too: while
 	// go-redis is still dialling it, the acquire fails with the call's
 	// deadline rather than a dial error, so it may have been sent. The
@@ -223,7 +223,7 @@ func TestDeadMaster(t *testing.T) {
 	const nodeTimeout = 50 * time.Millisecond
 	var count redistest.ScriptCounter
 	wrcs := append([]*relock.Client{servers[0].Counted(t, &count)}, clientsOn(t, servers[1:], nil)...)
-	waiter := redlock.New(name, wrcs, &redlock.Options{NodeTimeout: nodeTimeout, RetryMin: 10 * time.Millisecond, RetryMax: 30 * time.Millisecond})
+	waiter := redlock.New(wrcs, name, &redlock.Options{NodeTimeout: nodeTimeout, RetryMin: 10 * time.Millisecond, RetryMax: 30 * time.Millisecond})
 	wctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	type result struct {
@@ -276,7 +276,7 @@ func TestFrozenMaster(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = servers[2].Resume() })
 	name := redistest.Key(t)
-	holder := redlock.New(name, clientsOn(t, servers, nil), nil)
+	holder := redlock.New(clientsOn(t, servers, nil), name, nil)
 	bound := redlock.DefaultNodeTimeout + margin
 	var hctx context.Context
 	var err error
@@ -285,7 +285,7 @@ func TestFrozenMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	orcs := clientsOn(t, servers, nil)
-	other := redlock.New(name, orcs, nil)
+	other := redlock.New(orcs, name, nil)
 	within(t, bound, "a refused TryLock(0)", func() {
 		if _, err := other.TryLock(context.Background(), 0); !errors.Is(err, relock.ErrNotAcquired) {
 			t.Errorf("TryLock(0) of a held lock = %v, want ErrNotAcquired", err)
@@ -316,7 +316,7 @@ func TestTwoDeadMasters(t *testing.T) {
 	servers[1].Kill()
 	servers[2].Kill()
 	name := redistest.Key(t)
-	rl := redlock.New(name, clientsOn(t, servers, nil), nil)
+	rl := redlock.New(clientsOn(t, servers, nil), name, nil)
 	const wait = 500 * time.Millisecond
 	within(t, wait+redlock.DefaultNodeTimeout+margin, "Lock with a 500ms context", func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -340,7 +340,7 @@ func TestShutdownReleases(t *testing.T) {
 	servers := shared[:3]
 	rcs := clientsOn(t, servers, nil)
 	name := redistest.Key(t)
-	rl := redlock.New(name, rcs, nil)
+	rl := redlock.New(rcs, name, nil)
 	ctx, err := rl.Lock(bg)
 	if err != nil {
 		t.Fatal(err)

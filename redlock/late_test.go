@@ -39,7 +39,7 @@ func TestLateMasterAcquire(t *testing.T) {
 				rdb.AddHook(hooks[i])
 				rcs[i] = redistest.Relock(t, rdb, nil)
 			}
-			rl := redlock.New(key, rcs, nil)
+			rl := redlock.New(rcs, key, nil)
 			// Taken: one master loses its reply, the other two make the
 			// quorum. Failed: two lose theirs.
 			lose := servers[1:]
@@ -70,7 +70,7 @@ func TestLateMasterAcquire(t *testing.T) {
 			redistest.Eventually(t, 100*time.Millisecond, "no master holds a record", func() bool {
 				return records(t, servers, key) == 0
 			})
-			fresh := redlock.New(key, clientsOn(t, servers, nil), nil)
+			fresh := redlock.New(clientsOn(t, servers, nil), key, nil)
 			fctx, err := fresh.TryLock(bg, 0)
 			if err != nil {
 				t.Fatalf("a fresh TryLock(0): %v", err)

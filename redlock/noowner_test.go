@@ -17,7 +17,7 @@ func TestUnlockWithoutOwner(t *testing.T) {
 	bg := context.Background()
 	servers := startServers(t, 3)
 	name := redistest.Key(t)
-	rl := redlock.New(name, clientsOn(t, servers, nil), nil)
+	rl := redlock.New(clientsOn(t, servers, nil), name, nil)
 	ctx, err := rl.Lock(bg)
 	if err != nil {
 		t.Fatal(err)

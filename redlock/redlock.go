@@ -85,11 +85,12 @@ type hold struct {
 var _ relock.Locker = (*RedLock)(nil)
 
 // New returns the RedLock named name over clients, each talking to an
-// independent Redis master. Bad input (an invalid name, no clients, a nil
+// independent Redis master. The clients come first, as the client does
+// in every other package's New. Bad input (an invalid name, no clients, a nil
 // or repeated one, a negative option, a NodeTimeout not below the lease)
 // is not reported here but by every method of the returned RedLock, as
 // an error matching relock.ErrInvalidArgument (or relock.ErrInvalidName).
-func New(name string, clients []*relock.Client, opts *Options) *RedLock {
+func New(clients []*relock.Client, name string, opts *Options) *RedLock {
 	rl := &RedLock{name: name, holds: make(map[int64]*hold), keys: []string{
 		name, layout.LockChannel(name), layout.LockWaiters(name),
 	}, acquireKeys: []string{name, layout.LockWaiters(name), layout.LockGone(name)}}

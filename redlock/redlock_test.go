@@ -17,7 +17,7 @@ import (
 func TestQuorum(t *testing.T) {
 	servers := startServers(t, 5)
 	name := redistest.Key(t)
-	rl := redlock.New(name, clientsOn(t, servers, nil), nil)
+	rl := redlock.New(clientsOn(t, servers, nil), name, nil)
 	if rl.Quorum() != 3 {
 		t.Fatalf("quorum of 5 = %d", rl.Quorum())
 	}
@@ -58,7 +58,7 @@ func TestRestartedMaster(t *testing.T) {
 	servers := startServers(t, 5)
 	name := redistest.Key(t)
 	opts := &relock.Options{WatchdogTimeout: time.Second}
-	holder := redlock.New(name, clientsOn(t, servers, opts), nil)
+	holder := redlock.New(clientsOn(t, servers, opts), name, nil)
 	hctx, err := holder.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +66,7 @@ func TestRestartedMaster(t *testing.T) {
 	if err := servers[0].Restart(); err != nil {
 		t.Fatal(err)
 	}
-	other := redlock.New(name, clientsOn(t, servers, opts), nil)
+	other := redlock.New(clientsOn(t, servers, opts), name, nil)
 	if _, err := other.TryLock(context.Background(), 700*time.Millisecond); !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("second contender after a restart = %v, want ErrNotAcquired", err)
 	}
@@ -88,7 +88,7 @@ func TestRestartedMaster(t *testing.T) {
 func TestRenewalLosesMajority(t *testing.T) {
 	servers := startServers(t, 3)
 	const timeout = time.Second
-	rl := redlock.New(redistest.Key(t), clientsOn(t, servers, &relock.Options{WatchdogTimeout: timeout}), nil)
+	rl := redlock.New(clientsOn(t, servers, &relock.Options{WatchdogTimeout: timeout}), redistest.Key(t), nil)
 	ctx, err := rl.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestRenewalLosesMajority(t *testing.T) {
 func TestReentrancy(t *testing.T) {
 	name := redistest.Key(t)
 	rcs := clientsOn(t, shared[:], nil)
-	rl := redlock.New(name, rcs, nil)
+	rl := redlock.New(rcs, name, nil)
 	ctx, err := rl.Lock(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -136,7 +136,7 @@ func TestReentrancy(t *testing.T) {
 			t.Fatalf("master %d after the nested Lock: %v, want the owner's count 2", i, fields)
 		}
 	}
-	other := redlock.New(name, clientsOn(t, shared[:], nil), nil)
+	other := redlock.New(clientsOn(t, shared[:], nil), name, nil)
 	if _, err := other.TryLock(context.Background(), 0); !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("another owner's TryLock = %v", err)
 	}
@@ -173,7 +173,7 @@ func ownerOf(t *testing.T, fields map[string]string) string {
 // TestFixedLease: the context's deadline is the end of the validity.
 func TestFixedLease(t *testing.T) {
 	const lease = 2 * time.Second
-	rl := redlock.New(redistest.Key(t), clientsOn(t, shared[:], nil), &redlock.Options{Lease: lease})
+	rl := redlock.New(clientsOn(t, shared[:], nil), redistest.Key(t), &redlock.Options{Lease: lease})
 	start := time.Now()
 	ctx, err := rl.Lock(context.Background())
 	if err != nil {
@@ -201,7 +201,7 @@ func TestExclusion(t *testing.T) {
 	raw := shared[0].Client(t)
 	var wg sync.WaitGroup
 	for range contenders {
-		rl := redlock.New(name, clientsOn(t, shared[:], nil), nil)
+		rl := redlock.New(clientsOn(t, shared[:], nil), name, nil)
 		wg.Go(func() {
 			for range iterations {
 				ctx, err := rl.Lock(context.Background())
@@ -252,7 +252,7 @@ func TestBadInput(t *testing.T) {
 		"retry max < min":      {"x", rcs, &redlock.Options{RetryMin: time.Second, RetryMax: time.Millisecond}, relock.ErrInvalidArgument},
 		"drift factor 1":       {"x", rcs, &redlock.Options{DriftFactor: 1}, relock.ErrInvalidArgument},
 	} {
-		rl := redlock.New(tc.name, tc.clients, tc.opts)
+		rl := redlock.New(tc.clients, tc.name, tc.opts)
 		if _, err := rl.Lock(context.Background()); !errors.Is(err, tc.want) {
 			t.Errorf("%s: Lock = %v; want %v", what, err, tc.want)
 		}
@@ -263,7 +263,7 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s: Unlock = %v; want %v", what, err, tc.want)
 		}
 	}
-	rl := redlock.New("x", []*relock.Client{rcs[0], closed}, nil)
+	rl := redlock.New([]*relock.Client{rcs[0], closed}, "x", nil)
 	if _, err := rl.Lock(context.Background()); !errors.Is(err, relock.ErrClosed) {
 		t.Errorf("Lock with a closed client = %v, want ErrClosed", err)
 	}

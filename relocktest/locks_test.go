@@ -172,7 +172,7 @@ func TestRedlockExpireNow(t *testing.T) {
 		k := relocktest.New(t, &relocktest.Options{Embedded: true})
 		kits, clients = append(kits, k), append(clients, k.Client())
 	}
-	rl := redlock.New(kits[0].Name("payments"), clients, nil)
+	rl := redlock.New(clients, kits[0].Name("payments"), nil)
 	lctx, err := rl.Lock(ctx)
 	must(t, err)
 	must(t, kits[0].ExpireNow(ctx, rl.Name()))

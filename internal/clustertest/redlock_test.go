@@ -46,7 +46,7 @@ func TestRedLockWithClusterInstance(t *testing.T) {
 		return n
 	}
 	redLock := func(rcs []*relock.Client, name string) *redlock.RedLock {
-		rl := redlock.New(name, rcs, nil)
+		rl := redlock.New(rcs, name, nil)
 		return rl
 	}
 	names := namesOnEachMaster(t, c, rdb, redistest.Key(t))

@@ -340,7 +340,7 @@ var primitives = []primitive{
 	}},
 	{name: "redlock", nodes: 3, setup: func(t *testing.T, ctx context.Context, rcs []*relock.Client, _ []redis.UniversalClient) []call {
 		return lockerCalls(t, ctx, func(what string) relock.Locker {
-			rl := redlock.New("rl:"+what+":"+t.Name(), rcs, nil)
+			rl := redlock.New(rcs, "rl:"+what+":"+t.Name(), nil)
 			return rl
 		})
 	}},

@@ -62,7 +62,7 @@ func TestShutdownBlackhole(t *testing.T) {
 		"spinlock":     spinlock.New(rc, name("spin"), nil),
 		"nonreentrant": nonreentrant.New(rc, name("nr"), nil),
 		"multilock":    multilock.New(reentrant.New(rc, name("ml:a"), nil), fair.New(rc, name("ml:b"), nil)),
-		"redlock":      redlock.New(name("rl"), []*relock.Client{rc}, nil),
+		"redlock":      redlock.New([]*relock.Client{rc}, name("rl"), nil),
 		"fixed lease":  reentrant.New(rc, name("fixed"), &reentrant.Options{Lease: time.Minute}),
 	}
 	for _, l := range lockers {

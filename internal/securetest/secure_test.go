@@ -150,7 +150,7 @@ func TestLimitedUserOverTLS(t *testing.T) {
 		if err := ml.Unlock(must(t)(ml.Lock(bg))); err != nil {
 			t.Fatal(err)
 		}
-		rl := redlock.New("secure:red", []*relock.Client{b}, nil)
+		rl := redlock.New([]*relock.Client{b}, "secure:red", nil)
 		if err := rl.Unlock(must(t)(rl.Lock(bg))); err != nil {
 			t.Fatal(err)
 		}
