@@ -57,10 +57,9 @@
 // every waiter. A dropped message is the harsher case: nothing tells the
 // waiter. A lock's waiter retries when the lease it saw ends (a grant
 // made to it in Redis is then taken); a semaphore's or a permit's when
-// its bound ends (TryAcquire), or within 30 seconds; a latch's waiters
-// rely on the message alone: TryAwait reports the latch closed at its
-// bound and Await waits until its context ends, while a later look
-// (TryAwait with 0) reads the count.
+// its bound ends (TryAcquire), or within 30 seconds; a latch's waiter
+// sleeps until its bound, where TryAwait's last look reads the count and
+// sees the latch open, while Await waits until its context ends.
 //
 // Advance moves the embedded server's clock forward: keys' TTLs run down
 // by d and TIME (which permits read) jumps by d. The clients' clocks do
