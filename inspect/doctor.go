@@ -53,6 +53,11 @@ const (
 	// holds the lock has held it, or it has changed hands past the
 	// waiter, that long.
 	LongWait Problem = "long-wait"
+	// HolderQueued: a fair lock's holder is also in its queue: its
+	// Unlock would hand the lock back to itself, and the waiters behind
+	// it would wait a lease (relock before v0.1.0 left its waiter so
+	// when the holder and the waiters ahead had crashed).
+	HolderQueued Problem = "holder-queued"
 	// NotRenewed: a held lock or permit whose TTL is below what a
 	// watchdog renewal leaves (two thirds of Lease, less a tenth of it
 	// for the renewal's own delay), or a held lock without expiry. A hold
@@ -256,6 +261,12 @@ func (d *doctor) checkWaits(l *Lock) {
 		}
 	}
 	for _, q := range l.Queue {
+		for _, h := range l.Holders {
+			if h.Field == q.Field {
+				d.add(Finding{Problem: HolderQueued, Name: l.Name, Kind: l.Kind, Owners: []string{q.Field},
+					Detail: fmt.Sprintf("%s holds %s and waits at place %d in its own fair queue: its unlock hands the lock back to itself, and the waiters behind it wait until the lease ends; force-unlock it, or remove it from the queue", q.Field, l.Name, q.Position)})
+			}
+		}
 		if !q.Deadline.IsZero() && q.Deadline.Before(l.ServerTime) {
 			d.add(Finding{Problem: StaleQueueEntry, Name: l.Name, Kind: l.Kind, Owners: []string{q.Field}, Age: l.ServerTime.Sub(q.Deadline),
 				Detail: fmt.Sprintf("%s's place %d in the fair queue of %s passed its deadline %s ago: the next acquire drops it", q.Field, q.Position, l.Name, round(l.ServerTime.Sub(q.Deadline)))})

@@ -244,3 +244,30 @@ func TestDoctorRedissonCycle(t *testing.T) {
 		t.Fatalf("deadlocks %+v, want one between %s and %s", found, redisson, owner)
 	}
 }
+
+// TestDoctorHolderQueued finds a fair lock's holder that is also in its
+// queue (the state relock's fair acquire left when the holder and the
+// waiters ahead had crashed), which stalls the waiters behind it a lease.
+func TestDoctorHolderQueued(t *testing.T) {
+	s := redistest.Start(t)
+	raw := s.Client(t)
+	bg := context.Background()
+	holder := uuid.NewString()[:14] + "8" + uuid.NewString()[15:] + ":1"
+	behind := uuid.NewString()[:14] + "8" + uuid.NewString()[15:] + ":2"
+	raw.HSet(bg, "printer", holder, 1)
+	raw.PExpire(bg, "printer", 25*time.Second)
+	raw.RPush(bg, "redisson_lock_queue:{printer}", behind, holder)
+	now := time.Now()
+	raw.ZAdd(bg, "redisson_lock_timeout:{printer}",
+		redis.Z{Score: float64(now.Add(time.Minute).UnixMilli()), Member: behind},
+		redis.Z{Score: float64(now.Add(2 * time.Minute).UnixMilli()), Member: holder})
+	got := only(doctor(t, raw, nil), inspect.HolderQueued)
+	if len(got) != 1 || got[0].Name != "printer" || !slices.Equal(got[0].Owners, []string{holder}) {
+		t.Fatalf("holder-queued findings %+v, want one for %s on printer", got, holder)
+	}
+	raw.LRem(bg, "redisson_lock_queue:{printer}", 0, holder)
+	raw.ZRem(bg, "redisson_lock_timeout:{printer}", holder)
+	if got := only(doctor(t, raw, nil), inspect.HolderQueued); len(got) != 0 {
+		t.Fatalf("holder-queued findings %+v once the holder left the queue", got)
+	}
+}
