@@ -56,7 +56,11 @@ type Churn struct {
 	Clients, Goroutines int
 	For, Settle         time.Duration
 	// Options are the relock clients' options: nil for a WatchdogTimeout
-	// of 1 s, so that leases and records of given-up attempts are short.
+	// of 3 s, so that leases and records of given-up attempts are short,
+	// yet a renewal is not lost to a goroutine the race detector and a
+	// loaded machine delay for a few hundred milliseconds (a lease lost
+	// that way ends the hold's context late, which the exclusion check
+	// would report).
 	Options *relock.Options
 	// Seed drives each goroutine's choices.
 	Seed uint64
@@ -94,7 +98,7 @@ func (c *Churn) Run(t *testing.T) {
 	s := &churnState{c: c, holders: make(map[*holding]string)}
 	opts := c.Options
 	if opts == nil {
-		opts = &relock.Options{WatchdogTimeout: time.Second}
+		opts = &relock.Options{WatchdogTimeout: 3 * time.Second}
 	}
 	clients := make([]*relock.Client, c.Clients)
 	for i := range clients {
