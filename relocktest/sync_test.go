@@ -20,6 +20,12 @@ import (
 // a waiter whose wake-up was dropped looks again.
 const bound = 2 * time.Second
 
+// settle is how long a test lets a waiter whose subscription the server
+// has confirmed take its look after that, before changing what it looks
+// at: a round trip on a loopback connection, with room for a loaded
+// machine.
+const settle = 250 * time.Millisecond
+
 // A semaphore's waiter whose grant message is dropped takes the permit
 // granted to it when its bound ends.
 func TestSemaphoreDropWakeups(t *testing.T) {
@@ -129,7 +135,18 @@ func TestLatchDropWakeups(t *testing.T) {
 			opened <- ok
 			return err
 		})
-		redistest.Eventually(t, patience, "the waiter subscribed", func() bool { return k.Client().Stats().Waiters == 1 })
+		// The hub counts a waiter as it asks for the subscription; the
+		// server confirms it a round trip later, and the waiter looks at
+		// the count once more then. A CountDown before that look would
+		// be read, not missed.
+		redistest.Eventually(t, patience, "the waiter subscribed", func() bool {
+			if k.Client().Stats().Waiters != 1 {
+				return false
+			}
+			n, err := k.Redis().PubSubNumSub(ctx, layout.LatchChannel(name)).Result()
+			return err == nil && n[layout.LatchChannel(name)] == 1
+		})
+		time.Sleep(settle)
 		k.DropWakeups(1)
 		start := time.Now()
 		must(t, done.CountDown(ctx))

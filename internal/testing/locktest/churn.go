@@ -310,14 +310,16 @@ func giveUpAfter(ctx context.Context, cancel context.CancelFunc, mu relock.Locke
 }
 
 // took records a hold whose Lock call began when s.forced was forced,
-// and an overlap with any other live hold that no ForceUnlock may have
-// ended: none ran since its Lock call began.
+// and an overlap with any other live hold when no ForceUnlock may have
+// ended either: none ran since either Lock call began. The new hold may
+// have been taken in Redis well before this call (its goroutine
+// delayed), then ended by a ForceUnlock that let the other in: its own
+// context learns of that late, by design.
 func (s *churnState) took(ctx context.Context, who string, forced int64) *holding {
 	h := &holding{ctx: ctx, forced: forced}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.c.Shared {
-		now := s.forced.Load()
+	if now := s.forced.Load(); !s.c.Shared && forced == now {
 		for o, owho := range s.holders {
 			if o.ctx.Err() == nil && o.forced == now && now%2 == 0 {
 				s.overlaps = append(s.overlaps, fmt.Sprintf("%s took the lock while %s held it", who, owho))
