@@ -37,10 +37,13 @@ func (b *background) init() {
 }
 
 // A pend counts the background clean-ups under way for one hold key;
-// done is closed when the last ends. n is guarded by background.mu.
+// done is closed when the last ends. last is closed when the clean-up
+// detached last ends: the next one starts after it (Detach). n and last
+// are guarded by background.mu.
 type pend struct {
 	n    int
 	done chan struct{}
+	last chan struct{}
 }
 
 // Background runs f, which the caller bounds in time, in a goroutine
@@ -77,7 +80,11 @@ func (c *Client) Running() int64 { return c.bg.running.Load() }
 // not its cancellation, bounded by OpTimeout, in a goroutine the client
 // owns (Shutdown waits for it). Until f returns, AwaitPending(key) waits:
 // an owner's next acquire of the lock must not be undone by a clean-up of
-// its last one. It reports false, running nothing, once Shutdown began.
+// its last one. The clean-ups of one key run in the order they were
+// detached, each once the one before returned: they were sent in that
+// order for a reason (an undo's record of a given-up attempt before the
+// give-up that removes what the attempt may have registered). It reports
+// false, running nothing, once Shutdown began.
 func (c *Client) Detach(ctx context.Context, key HoldKey, f func(ctx context.Context)) bool {
 	b := &c.bg
 	b.mu.Lock()
@@ -91,13 +98,22 @@ func (c *Client) Detach(ctx context.Context, key HoldKey, f func(ctx context.Con
 		b.pending[key] = p
 	}
 	p.n++
+	prev, mine := p.last, make(chan struct{})
+	p.last = mine
 	b.npending.Add(1)
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
 		dctx, cancel := c.BackgroundContext(ctx)
 		defer cancel()
+		if prev != nil {
+			select {
+			case <-prev:
+			case <-dctx.Done():
+			}
+		}
 		f(dctx)
+		close(mine)
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		b.npending.Add(-1)

@@ -77,12 +77,21 @@ func noop() {}
 
 // Settle runs f, a clean-up that is safe to send twice (an unlock of an
 // owner's last hold, leaving a queue, undoing an acquire by its owner's
-// field), on CleanupContext(ctx). When f gets no answer in that time, it
-// is sent again in the background (Detach), and the error says so; the
-// next acquire of key waits for it.
+// field), on CleanupContext(ctx), once the clean-ups of key under way in
+// the background are done: a give-up sent before the undo it follows
+// could run before the late acquire that undo guards against, and leave
+// what that acquire registers. When f gets no answer in that time, or
+// those clean-ups are not done by then, it is sent in the background
+// after them (Detach), and the error says so; the next acquire of key
+// waits for it.
 func (c *Client) Settle(ctx context.Context, key HoldKey, f func(ctx context.Context) error) error {
 	cctx, cancel := c.CleanupContext(ctx)
-	err := f(cctx)
+	err := c.AwaitPending(cctx, key)
+	if err == nil {
+		err = f(cctx)
+	} else {
+		err = fmt.Errorf("an earlier clean-up still under way: %w", err)
+	}
 	cancel()
 	if err == nil || !Transient(err) {
 		return err
