@@ -166,7 +166,7 @@ func Doctor(ctx context.Context, rdb redis.UniversalClient, opts *DoctorOptions)
 		d.check(l)
 	}
 	if err := d.listeners(ctx, rdb); err != nil {
-		return nil, fmt.Errorf("inspect: counting the waiters' listeners: %w", err)
+		return nil, fmt.Errorf("inspect: counting the waiters' listeners: %w", core.Ended(ctx, nil, err))
 	}
 	d.report.Findings = append(d.report.Findings, deadlocks(d.locks)...)
 	slices.SortStableFunc(d.report.Findings, func(a, b Finding) int {

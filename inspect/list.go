@@ -89,7 +89,7 @@ func walk(ctx context.Context, rdb redis.UniversalClient, pattern string, fn fun
 	defer done()
 	nodes, err := masters(ctx, rdb)
 	if err != nil {
-		return fmt.Errorf("inspect: finding the cluster's masters: %w", err)
+		return fmt.Errorf("inspect: finding the cluster's masters: %w", core.Ended(ctx, nil, err))
 	}
 	// SCAN may return a key twice, and several keys name one record.
 	type seenKey struct {
@@ -147,7 +147,7 @@ func scan(ctx context.Context, node redis.Cmdable, match func(string) bool, fn f
 	for {
 		keys, next, err := node.Scan(ctx, cursor, "*", ScanCount).Result()
 		if err != nil {
-			return fmt.Errorf("inspect: SCAN: %w", err)
+			return fmt.Errorf("inspect: SCAN: %w", core.Ended(ctx, nil, err))
 		}
 		var own []string // keys that are records at their own name, if any
 		for _, k := range keys {
@@ -220,7 +220,7 @@ func records(ctx context.Context, node redis.Cmdable, keys []string) ([]record, 
 		case errors.As(err, &rerr):
 			continue
 		case err != nil:
-			return nil, fmt.Errorf("inspect: TYPE %q: %w", keys[i], err)
+			return nil, fmt.Errorf("inspect: TYPE %q: %w", keys[i], core.Ended(ctx, nil, err))
 		}
 		p.typ = typ
 		switch typ {

@@ -55,7 +55,7 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 	}
 	reply, err := core.Eval(ctx, rdb, scripts.InspectSync(), keys, MaxListed, MaxHistory)
 	if err != nil {
-		return nil, fmt.Errorf("inspect: reading %q: %w", name, err)
+		return nil, fmt.Errorf("inspect: reading %q: %w", name, core.Ended(ctx, nil, err))
 	}
 	s, err := decodeSync(reply)
 	if err != nil {
@@ -67,7 +67,7 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 		u := usage{permits: len(s.permits) > 0, semaphore: len(s.waiters) > 0 || s.grants > 0 || s.watcher}
 		if !u.permits && !u.semaphore {
 			if u.semaphore, u.latch, err = listened(ctx, rdb, name); err != nil {
-				return nil, fmt.Errorf("inspect: reading %q: %w", name, err)
+				return nil, fmt.Errorf("inspect: reading %q: %w", name, core.Ended(ctx, nil, err))
 			}
 		}
 		l.Use = useOf(u)
@@ -104,7 +104,7 @@ func readFence(ctx context.Context, rdb redis.UniversalClient, name string) (int
 	case errors.Is(err, redis.Nil):
 		return 0, nil
 	case err != nil:
-		return 0, fmt.Errorf("inspect: reading %q's fence token: %w", name, err)
+		return 0, fmt.Errorf("inspect: reading %q's fence token: %w", name, core.Ended(ctx, nil, err))
 	}
 	n, _ := strconv.ParseInt(v, 10, 64)
 	return n, nil
@@ -133,7 +133,7 @@ func readLock(ctx context.Context, rdb redis.UniversalClient, name string) (*Loc
 	}
 	reply, err := core.Eval(ctx, rdb, scripts.InspectRead(), keys, MaxReadLeases)
 	if err != nil {
-		return nil, nil, fmt.Errorf("inspect: reading %q: %w", name, err)
+		return nil, nil, fmt.Errorf("inspect: reading %q: %w", name, core.Ended(ctx, nil, err))
 	}
 	l, raw, err := decode(name, reply)
 	if err != nil {
