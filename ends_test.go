@@ -33,6 +33,7 @@ type ender struct {
 // and takes the lock again at once with TryLock(ctx, 0), 20 times in a
 // row, for every primitive and every way a hold ends.
 func TestEndedBeforeDone(t *testing.T) {
+	redistest.Parallel(t)
 	srv := redistest.Start(t)
 	rc := redistest.Relock(t, srv.LockClient(t), nil)
 	bg := context.Background()

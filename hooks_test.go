@@ -65,6 +65,7 @@ func (h *shaHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 // acquire, unlock and renewal relock sends; and a command the caller
 // sends itself still goes through the caller's client as before.
 func TestHooksSeeEveryCommand(t *testing.T) {
+	redistest.Parallel(t)
 	srv := redistest.Start(t)
 	srv.RequireReal(t)
 	bg := context.Background()

@@ -135,6 +135,7 @@ func (e *leakEnv) leakedEnds(name string) int {
 // Its renewal stops: the key's TTL falls and the lock frees itself, and
 // another owner takes it.
 func TestForgottenUnlock(t *testing.T) {
+	redistest.Parallel(t)
 	kinds := map[string]func(rc *relock.Client, name string) relock.Locker{
 		"reentrant":    func(rc *relock.Client, n string) relock.Locker { return reentrant.New(rc, n, nil) },
 		"fair":         func(rc *relock.Client, n string) relock.Locker { return fair.New(rc, n, nil) },
@@ -206,6 +207,7 @@ func TestForgottenUnlockNoStack(t *testing.T) {
 // a re-entry's context, or an owner the caller's context carried
 // (WithNewOwner) that the caller keeps.
 func TestNotLeaked(t *testing.T) {
+	redistest.Parallel(t)
 	e := newLeakEnv(t, false)
 	bg := context.Background()
 	quiet := func(t *testing.T, name string) {

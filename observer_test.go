@@ -3,6 +3,7 @@ package relock_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/reentrant"
+	"github.com/relock-go/relock/watchdog"
 )
 
 // recorder is an Observer that keeps every event.
@@ -76,6 +78,7 @@ func (r *recorder) snapshot() recorder {
 // with its cause (unlocked, lost, closed), and the watchdog's rounds;
 // Stats counts holds, waiters and channels.
 func TestObserver(t *testing.T) {
+	redistest.Parallel(t)
 	srv := redistest.Start(t)
 	srv.RequireReal(t)
 	bg := context.Background()
@@ -156,6 +159,10 @@ func TestObserver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Only the lock context keeps its hold from being reported dropped
+	// (see docs/leaks.md): it stays reachable until the loss is seen, as
+	// the channel Done returns would not keep it.
+	defer runtime.KeepAlive(lctx)
 	srv.Client(t).Del(bg, name)
 	select {
 	case <-lctx.Done():
@@ -173,8 +180,11 @@ func TestObserver(t *testing.T) {
 	if last := s.holds[len(s.holds)-1]; !errors.Is(last.Cause, relock.ErrLockLost) {
 		t.Fatalf("hold end after the key was deleted: %+v", last)
 	}
-	// The round that found the lock gone reports after its losses.
-	for !slices.ContainsFunc(s.rounds, func(r observe.Round) bool { return r.Lost == 1 }) {
+	// The round that found the lock gone reports after its losses. On a
+	// loaded machine the lease may run out before a round comes back
+	// (watchdog.ErrExpired), and no round finds it gone.
+	expired := errors.Is(s.holds[len(s.holds)-1].Cause, watchdog.ErrExpired)
+	for !expired && !slices.ContainsFunc(s.rounds, func(r observe.Round) bool { return r.Lost == 1 }) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no round reported the lock gone: %+v", s.rounds)
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/relock-go/relock/internal/testing/redistest"
 	"go/ast"
 	"go/importer"
 	"go/parser"
@@ -236,6 +237,7 @@ func exportImporter(t *testing.T, fset *token.FileSet) types.Importer {
 // (a mix of calls and signatures) says why in a comment
 // "<!-- not compiled: ... -->" on the line before it.
 func TestSnippetsCompile(t *testing.T) {
+	redistest.Parallel(t)
 	paths, err := filepath.Glob("docs/*.md")
 	if err != nil {
 		t.Fatal(err)

@@ -254,6 +254,7 @@ func TestContextEndsLeadership(t *testing.T) {
 // TestKilledLeader: a leader's process killed with SIGKILL is succeeded
 // within its lease + 1 s by a candidate already waiting.
 func TestKilledLeader(t *testing.T) {
+	redistest.Parallel(t)
 	srv.RequireReal(t)
 	bg := context.Background()
 	name := redistest.Key(t)

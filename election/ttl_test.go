@@ -19,6 +19,7 @@ func lockKey(name string) string { return "relock_election:{" + name + "}" }
 // client renews on the default 30 s WatchdogTimeout: the election's TTL,
 // not the client's timeout, bounds the failover.
 func TestKilledLeaderTTL(t *testing.T) {
+	redistest.Parallel(t)
 	srv.RequireReal(t)
 	bg := context.Background()
 	name := redistest.Key(t)

@@ -19,6 +19,7 @@ import (
 // at the tail, so that its own Unlock handed the lock back to itself,
 // nobody took that grant, and the waiter behind it waited a whole lease.
 func TestCrashedHolderAndHead(t *testing.T) {
+	redistest.Parallel(t)
 	srv.RequireReal(t)
 	raw := srv.Client(t)
 	bg := context.Background()

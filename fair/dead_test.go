@@ -47,6 +47,7 @@ func runChild(role string, args []string) int {
 // drops it and hands the lock to the live waiter behind it, which has
 // waited several wait timeouts by then and kept its place.
 func TestDeadWaiterDropped(t *testing.T) {
+	redistest.Parallel(t)
 	srv.RequireReal(t)
 	raw := srv.Client(t)
 	bg := context.Background()

@@ -22,6 +22,7 @@ func queueKeys(name string) (queue, timeouts string) {
 // client's channel, and no waiter runs an acquire script after its first
 // ones (taking its place in the queue).
 func TestOnlyHeadWoken(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)

@@ -141,6 +141,7 @@ func TestLayout(t *testing.T) {
 // cancelled leave the queue and timeout set; the waiters behind them
 // move up one wait, keep their order, and acquire.
 func TestGiveUp(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)

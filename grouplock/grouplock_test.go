@@ -283,6 +283,7 @@ func TestWakeUp(t *testing.T) {
 // TestLease: a fixed lease ends the hold and frees the values; with the
 // watchdog, the lease is renewed past its length.
 func TestLease(t *testing.T) {
+	redistest.Parallel(t)
 	srv.RequireReal(t)
 	timeout := redistest.Short(600*time.Millisecond, 300*time.Millisecond)
 	rc := newClient(t, &relock.Options{WatchdogTimeout: timeout})
@@ -348,6 +349,9 @@ func TestForceUnlock(t *testing.T) {
 	group := redistest.Key(t)
 	values := []string{"a", "b", "c"}
 	lctx := lockT(t, grouplock.New(rcA, group, values, nil), bg)
+	// A notice sent before the holder's client listens is lost: it would
+	// learn at its next renewal.
+	redistest.AwaitListening(t, srv.Client(t), rcA)
 	forcer := grouplock.New(rcB, group, values, nil)
 	if ok, err := forcer.ForceUnlock(bg); err != nil || !ok {
 		t.Fatalf("ForceUnlock = %v, %v; want true", ok, err)

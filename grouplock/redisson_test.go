@@ -133,6 +133,7 @@ const (
 // for any set that shares one, and relock's waiter is woken by
 // Redisson's release ("0"), long before the 30s lease.
 func TestRedissonHolds(t *testing.T) {
+	redistest.Parallel(t)
 	srv.RequireReal(t)
 	for _, tc := range []struct {
 		codec      grouplock.Codec

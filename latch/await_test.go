@@ -104,6 +104,7 @@ func TestTryAwait(t *testing.T) {
 // TestAwaitEnds: an Await whose context ends returns an error matching
 // ctx.Err(), leaves the latch as it was, and drops its subscription.
 func TestAwaitEnds(t *testing.T) {
+	redistest.Parallel(t)
 	bg := context.Background()
 	raw := srv.Client(t)
 	name := redistest.Key(t)

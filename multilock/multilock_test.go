@@ -44,6 +44,7 @@ func held(t *testing.T, base string) [3]bool {
 // together; with one member busy Lock waits and TryLock gives up holding
 // nothing, naming the busy member.
 func TestAllOrNothing(t *testing.T) {
+	redistest.Parallel(t)
 	bg := context.Background()
 	base := redistest.Key(t)
 	ml := members(t, newClients(t, nil), base)
@@ -121,6 +122,7 @@ func TestAllOrNothing(t *testing.T) {
 // TestCancelledReleasesTaken: a Lock whose context ends while waiting for
 // a member releases the members it took.
 func TestCancelledReleasesTaken(t *testing.T) {
+	redistest.Parallel(t)
 	base := redistest.Key(t)
 	ml := members(t, newClients(t, nil), base)
 	busy := rwlock.New(newClients(t, nil)[2], base+":c", nil)
@@ -147,6 +149,7 @@ func TestCancelledReleasesTaken(t *testing.T) {
 // locking in a loop for 3s (1s under -short): every goroutine makes
 // progress.
 func TestNoDeadlock(t *testing.T) {
+	redistest.Parallel(t)
 	base := redistest.Key(t)
 	const perSide = 8
 	var progress [2 * perSide]atomic.Int64
@@ -197,6 +200,7 @@ func TestNoDeadlock(t *testing.T) {
 // server, for the same MultiLock: the counter's read-modify-writes under
 // it add up exactly.
 func TestExclusion(t *testing.T) {
+	redistest.Parallel(t)
 	const contenders, iterations = 10, 30
 	base := redistest.Key(t)
 	counter := base + ":counter"
@@ -234,6 +238,7 @@ func TestExclusion(t *testing.T) {
 // TestMemberLossCancels: deleting any one member's key by hand cancels the
 // MultiLock's context with cause ErrLockLost.
 func TestMemberLossCancels(t *testing.T) {
+	redistest.Parallel(t)
 	for i := range servers {
 		base := redistest.Key(t)
 		ml := members(t, newClients(t, &relock.Options{WatchdogTimeout: time.Second}), base)

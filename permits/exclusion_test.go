@@ -16,6 +16,7 @@ import (
 // permits. The holders at any moment never exceed 3, every acquire
 // succeeds, and at the end all 3 permits are back and none is left held.
 func TestNeverOverGranted(t *testing.T) {
+	redistest.Parallel(t)
 	const (
 		clients, goroutines, rounds = 8, 4, 15
 		limit                       = 3

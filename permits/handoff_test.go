@@ -73,6 +73,7 @@ func startWaiting(ctx context.Context, t *testing.T, name string, i int, acquire
 // at all but for one look by the waiter that takes the watcher's role
 // over.
 func TestReleaseWakesOne(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -138,6 +139,7 @@ func TestReleaseWakesOne(t *testing.T) {
 // wakes the waiter it is for, and that waiter's or the new watcher's),
 // where every waiter trying at the expiry would make three.
 func TestExpiryWakesOne(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)

@@ -70,6 +70,7 @@ func (r redisson) release(name, id string) bool {
 // moment (the earliest expiry), reclaims it and takes it; the reclaim
 // publishes the count, as Redisson's does.
 func TestRedissonPermitsCounted(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -117,6 +118,7 @@ func TestRedissonPermitsCounted(t *testing.T) {
 // waits (no expiry to wake for) until Redisson's release, whose message
 // wakes it at once.
 func TestRedissonPermitWithoutLease(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -166,6 +168,7 @@ func TestRedissonPermitWithoutLease(t *testing.T) {
 // Redisson's listener reads as the number of its waiters to wake, and a
 // relock permit is released by id as Redisson's release(id) does it.
 func TestReleaseToRedisson(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)

@@ -102,6 +102,7 @@ func (h *ranHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // is whole, the permits ZSET empty, and a fresh client's TryAcquire(0)
 // takes every permit at once.
 func TestLateAcquire(t *testing.T) {
+	redistest.Parallel(t)
 	for _, free := range []bool{true, false} {
 		for _, ran := range []bool{false, true} {
 			name := map[bool]string{true: "takes", false: "registers"}[free] + "/" +
@@ -189,6 +190,7 @@ func lateLeft(raw *redis.Client, key string) any {
 // and the key goes with the last one. Redisson's keys are unchanged: the
 // undone acquires leave the count and nothing else of Redisson's.
 func TestGoneRecord(t *testing.T) {
+	redistest.Parallel(t)
 	bg := context.Background()
 	raw := srv.Client(t)
 	const lease = 300 * time.Millisecond

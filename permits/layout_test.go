@@ -196,6 +196,7 @@ func TestLayoutCountTTL(t *testing.T) {
 // TestLayoutRenewal: the watchdog moves a held permit's score to the
 // server's now plus the watchdog timeout, every third of it.
 func TestLayoutRenewal(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)

@@ -40,6 +40,7 @@ func TestWatchdogKeepsPermit(t *testing.T) {
 // (and not given back to the count, so nobody else can take it) cancels
 // the holder's context with cause ErrLockLost at the next renewal.
 func TestLostPermitRemoved(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -123,6 +124,7 @@ func TestLostPermitUnreachable(t *testing.T) {
 // context ends at the lease's end with ErrLockLost, the permit comes
 // back to others, and releasing it then finds it gone.
 func TestFixedLeaseExpires(t *testing.T) {
+	redistest.Parallel(t)
 	name := redistest.Key(t)
 	const lease = 500 * time.Millisecond
 	s := newSemaphore(t, newClient(t, nil), name, 1, &permits.Options{Lease: lease})

@@ -15,6 +15,7 @@ import (
 // permit expires only in about 30s, the watchdog's lease), and a release
 // wakes it at once.
 func TestWakeNotPolling(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -58,6 +59,7 @@ func TestWakeNotPolling(t *testing.T) {
 // both ErrNotAcquired and the context's error, and leaves nothing in
 // Redis; TryAcquire gives up after about its bound.
 func TestCancelledWait(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)

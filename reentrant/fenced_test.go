@@ -18,6 +18,7 @@ import (
 // counted three when the second call took the first call's new hold for
 // a grant, and then re-entered on top); two Unlocks free it.
 func TestFencedSameOwnerWaiters(t *testing.T) {
+	redistest.Parallel(t)
 	bg := context.Background()
 	raw := srv.Client(t)
 	name := redistest.Key(t)

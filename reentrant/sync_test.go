@@ -47,6 +47,7 @@ func replicated(t *testing.T) (master, replica *redistest.Server) {
 // replica has it; when the replicas cannot confirm in time the acquire
 // is undone and reported as ErrNotAcquired.
 func TestSyncReplicas(t *testing.T) {
+	redistest.Parallel(t)
 	master, replica := replicated(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -104,6 +105,7 @@ func TestSyncReplicas(t *testing.T) {
 // undone and reported as ErrNotAcquired. SyncOff brings back the
 // acquire that waits for nothing.
 func TestSyncAuto(t *testing.T) {
+	redistest.Parallel(t)
 	master, replica := replicated(t)
 	bg := context.Background()
 	name := redistest.Key(t)

@@ -19,6 +19,7 @@ import (
 // servers (see servers). A REDIS_ADDR from the environment is replaced:
 // the tests touch no server they did not start.
 func TestMain(m *testing.M) {
+	redistest.RaiseParallel()
 	srv, err := redistest.Launch()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

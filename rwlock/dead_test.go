@@ -50,6 +50,7 @@ func runChild(role string, args []string) int {
 // holds (Redisson's renewal extends every reader's timeout keys, so a
 // dead reader lives on as long as a live one).
 func TestDeadReader(t *testing.T) {
+	redistest.Parallel(t)
 	srv.RequireReal(t)
 	bg := context.Background()
 	raw := srv.Client(t)

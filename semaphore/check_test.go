@@ -17,6 +17,7 @@ import (
 // each holder enters and leaves, never exceed 3, and the count in Redis
 // is 3 again at the end.
 func TestNeverOverGranted(t *testing.T) {
+	redistest.Parallel(t)
 	const (
 		clients    = 8
 		goroutines = 4

@@ -68,6 +68,7 @@ func assertNothingLeft(t *testing.T, raw *redis.Client, name string) {
 // the one before, get one permit each, released one at a time, in the
 // order they came, whoever releases.
 func TestFIFOAcrossClients(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -108,6 +109,7 @@ func TestFIFOAcrossClients(t *testing.T) {
 // first to register, for 5 permits), which listens on the shared channel
 // too: the release's message there wakes nobody.
 func TestReleaseHandsWhatItCovers(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -178,6 +180,7 @@ func TestReleaseHandsWhatItCovers(t *testing.T) {
 // is left asleep. Then a release of 2 with waiters for 3 and 1 wakes the
 // one it can satisfy, passing over the one for 3.
 func TestWantsOnOneClient(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -227,6 +230,7 @@ func TestWantsOnOneClient(t *testing.T) {
 // one MULTI, as a client that releases and acquires again at once may
 // come first).
 func TestNoBarging(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -361,6 +365,7 @@ func serverMicros(t *testing.T, raw *redis.Client) int64 {
 // which never came to take its permit, once its deadline passes: the
 // waiter behind it tries again then.
 func TestGoneWaitersDoNotBlock(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	const gone = "0e5f7c1a-3b1d-4c62-9a8e-5f2d1b7c9e40"
@@ -408,6 +413,7 @@ func TestGoneWaitersDoNotBlock(t *testing.T) {
 // others wait), relock's keys of the waiters go with the last of them,
 // and while they wait the registry has a TTL.
 func TestNothingLeftBehind(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -450,6 +456,7 @@ func TestNothingLeftBehind(t *testing.T) {
 // while they wait hands them theirs first, and publishes there, for
 // Redisson's waiters, only what they leave.
 func TestRedissonReleaseWakesRelockWaiters(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -509,6 +516,7 @@ func TestRedissonReleaseWakesRelockWaiters(t *testing.T) {
 // many wait on its client; counts below 1 none. Its attempt finds no
 // permit (nothing was added), and wakes nobody.
 func TestRedissonCountsWakeTheWatcher(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)

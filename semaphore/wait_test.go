@@ -69,6 +69,7 @@ func serverCalls(t *testing.T, raw *redis.Client) int64 {
 // release wakes it at once. The test has a server of its own, so that
 // nothing else counts.
 func TestWakeNotPolling(t *testing.T) {
+	redistest.Parallel(t)
 	own := redistest.Start(t)
 	own.RequireReal(t)
 	raw := own.Client(t)
@@ -114,6 +115,7 @@ func TestWakeNotPolling(t *testing.T) {
 // each, on one client, lets exactly two of them through; the third waits
 // on, and its cancelled wait takes nothing.
 func TestReleaseWakesByCount(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
@@ -153,6 +155,7 @@ func TestReleaseWakesByCount(t *testing.T) {
 // first waiting longer; a release of 1 wakes the waiter it is enough for,
 // not the one that wants 3, which waits on until 3 are available.
 func TestWakeByWants(t *testing.T) {
+	redistest.Parallel(t)
 	bg := context.Background()
 	name := redistest.Key(t)
 	s := semaphore.New(newClient(t, nil), name, nil)
@@ -189,6 +192,7 @@ func TestWakeByWants(t *testing.T) {
 // matching ErrNotAcquired and ctx.Err(), leaves the count as it was (an
 // absent key absent), and its subscription goes.
 func TestCancelLeavesNothing(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	for _, tc := range []struct {
@@ -224,6 +228,7 @@ func TestCancelLeavesNothing(t *testing.T) {
 // up after about the bound with ErrNotAcquired; a release within the
 // bound is taken.
 func TestTryAcquire(t *testing.T) {
+	redistest.Parallel(t)
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)

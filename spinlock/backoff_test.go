@@ -106,6 +106,7 @@ func TestBadBackoff(t *testing.T) {
 // 12 attempts in 500ms; a backoff of the caller's own is asked with the
 // count of failed attempts.
 func TestBackoffPaces(t *testing.T) {
+	redistest.Parallel(t)
 	bg := context.Background()
 	name := redistest.Key(t)
 	holder := spinlock.New(newClient(t, nil), name, nil)

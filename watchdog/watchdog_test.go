@@ -507,6 +507,7 @@ func TestStop(t *testing.T) {
 // races with rounds that find the locks gone. Under -short it tries every
 // other phase.
 func TestNoLossAfterStop(t *testing.T) {
+	redistest.Parallel(t)
 	rdb := srv.Client(t)
 	const lease = 300 * time.Millisecond
 	for i := 0; i < 10; i += redistest.Short(1, 2) {

@@ -370,6 +370,7 @@ func TestWatch(t *testing.T) {
 // TestErrors checks that bad usage and failures are one line on stderr
 // and a non-zero exit: 2 for usage, 1 for a failure.
 func TestErrors(t *testing.T) {
+	redistest.Parallel(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

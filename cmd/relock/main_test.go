@@ -27,6 +27,7 @@ var (
 func TestMain(m *testing.M) { os.Exit(testMain(m)) }
 
 func testMain(m *testing.M) int {
+	redistest.RaiseParallel()
 	dir, err := os.MkdirTemp("", "relock-cli-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -10,9 +10,11 @@ import (
 )
 
 // mutualExclusion: 16 clients, each its own "process", do 100 non-atomic
-// read-modify-writes of a plain Redis counter under the lock.
+// read-modify-writes of a plain Redis counter under the lock (30 under
+// -short).
 func mutualExclusion(t *testing.T, e *env) {
-	const clients, iterations = 16, 100
+	const clients = 16
+	iterations := redistest.Short(100, 30)
 	name := redistest.Key(t)
 	counter := name + ":counter"
 	bg := context.Background()

@@ -189,11 +189,13 @@ var waiting = map[string]bool{
 }
 
 // runAll runs tests as subtests of t on e, and then checks that no
-// limited server logged a denied command. Under -short the waiting tests
+// limited server logged a denied command. Under -short t runs in
+// parallel with the package's other tests marked so (redistest.Parallel). Under -short the waiting tests
 // run at once, after the others (t.Run from one goroutine each, which
 // t.Parallel's limit of GOMAXPROCS would serialize), so that their waits
 // overlap; otherwise every test runs alone, in order.
 func (e *env) runAll(t *testing.T, tests []test) {
+	redistest.Parallel(t)
 	e.resetDenied(t)
 	defer e.checkDenied(t)
 	var later []test

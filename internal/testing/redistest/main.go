@@ -17,6 +17,7 @@ func Main(m *testing.M, child func(role string, args []string) int, servers ...*
 	if role, args, ok := ChildRole(); ok && child != nil {
 		os.Exit(child(role, args))
 	}
+	RaiseParallel()
 	for _, dst := range servers {
 		s, err := Launch()
 		if err != nil {
