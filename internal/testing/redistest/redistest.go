@@ -201,7 +201,15 @@ func (s *Server) exec(bin string) error {
 			return fmt.Errorf("redistest: redis-server on %s exited: %s", s.Addr, out.String())
 		default:
 		}
-		if s.ping() == nil {
+		if pid, err := s.pid(); err == nil {
+			if pid != cmd.Process.Pid {
+				// Another listener holds the port (a server or proxy of
+				// a test running in parallel took it once freed): this
+				// server cannot bind it.
+				_ = cmd.Process.Kill()
+				<-exited
+				return fmt.Errorf("redistest: %s is taken by another process", s.Addr)
+			}
 			s.cmd = cmd
 			return nil
 		}
@@ -210,6 +218,26 @@ func (s *Server) exec(bin string) error {
 	_ = cmd.Process.Kill()
 	<-exited
 	return fmt.Errorf("redistest: redis-server on %s did not answer within %v: %s", s.Addr, startTimeout, out.String())
+}
+
+// pid reads the process id of the server answering at s.Addr.
+func (s *Server) pid() (int, error) {
+	o := s.Options()
+	o.MaxRetries, o.DialTimeout, o.DialerRetries = -1, time.Second, 1
+	c := redis.NewClient(o)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			return strconv.Atoi(v)
+		}
+	}
+	return 0, fmt.Errorf("redistest: no process_id in INFO server of %s", s.Addr)
 }
 
 func (s *Server) ping() error {
