@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,31 +13,38 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/relock-go/relock"
+	command "github.com/relock-go/relock/cmd/relock"
 	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
-// The tests build the command once and run it as an operator would,
-// against a redis-server of their own.
+// The tests run the command as an operator would, against a
+// redis-server of their own: the test binary itself, started again with
+// asCommand set in its environment, is the command (a go build of it
+// would cost seconds of every run).
 var (
 	bin string
 	srv *redistest.Server
 )
 
-func TestMain(m *testing.M) { os.Exit(testMain(m)) }
+// asCommand, set in the environment of the binary's children, makes
+// them the command.
+const asCommand = "RELOCK_CLI_TEST_AS_COMMAND"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCommand) == "1" {
+		command.Main() // exits
+	}
+	os.Exit(testMain(m))
+}
 
 func testMain(m *testing.M) int {
 	redistest.RaiseParallel()
-	dir, err := os.MkdirTemp("", "relock-cli-")
-	if err != nil {
+	var err error
+	if bin, err = os.Executable(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	bin = filepath.Join(dir, "relock")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the command: %v\n%s", err, out)
-		return 1
-	}
+	os.Setenv(asCommand, "1")
 	if srv, err = redistest.Launch(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
