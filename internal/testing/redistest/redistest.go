@@ -222,13 +222,11 @@ func (s *Server) exec(bin string) error {
 
 // pid reads the process id of the server answering at s.Addr.
 func (s *Server) pid() (int, error) {
-	o := s.Options()
-	o.MaxRetries, o.DialTimeout, o.DialerRetries = -1, time.Second, 1
-	c := redis.NewClient(o)
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	info, err := c.Info(ctx, "server").Result()
+	var info string
+	err := s.probe(func(ctx context.Context, c *redis.Client) (err error) {
+		info, err = c.Info(ctx, "server").Result()
+		return err
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -241,13 +239,18 @@ func (s *Server) pid() (int, error) {
 }
 
 func (s *Server) ping() error {
+	return s.probe(func(ctx context.Context, c *redis.Client) error { return c.Ping(ctx).Err() })
+}
+
+// probe runs f with a client of s that tries once, for a second.
+func (s *Server) probe(f func(ctx context.Context, c *redis.Client) error) error {
 	o := s.Options()
 	o.MaxRetries, o.DialTimeout, o.DialerRetries = -1, time.Second, 1
 	c := redis.NewClient(o)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	return c.Ping(ctx).Err()
+	return f(ctx, c)
 }
 
 // Stop kills the server and removes its files. It is idempotent.
