@@ -9,7 +9,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/watchdog"
 )
 
@@ -29,7 +29,7 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 			Sent:  a.start,
 			Lease: rl.opts.Lease,
 			Renewal: watchdog.Renewal{
-				Script: scripts.Renew(),
+				Script: lua.Renew(),
 				Keys:   []string{rl.name},
 				Args:   []any{core.Millis(node.WatchdogTimeout), key.Field},
 			},

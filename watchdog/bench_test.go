@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/watchdog"
 )
 
@@ -63,7 +63,7 @@ func benchmarkRound(b *testing.B, n int) {
 	}
 	// Loaded now, the renewal script is never answered NOSCRIPT: every
 	// round is one pipeline.
-	if err := scripts.Renew().Load(ctx, rdb).Err(); err != nil {
+	if err := lua.Renew().Load(ctx, rdb).Err(); err != nil {
 		b.Fatal(err)
 	}
 	rdb.AddHook(roundHook{rounds})
@@ -74,7 +74,7 @@ func benchmarkRound(b *testing.B, n int) {
 	sent := time.Now()
 	for i := range n {
 		key := fmt.Sprintf("%s:%d", prefix, i)
-		r := watchdog.Renewal{Script: scripts.Renew(), Keys: []string{key}, Args: []any{timeout.Milliseconds(), field}}
+		r := watchdog.Renewal{Script: lua.Renew(), Keys: []string{key}, Args: []any{timeout.Milliseconds(), field}}
 		if _, err := w.Watch(r, sent, func(err error) { lost <- err }); err != nil {
 			b.Fatal(err)
 		}

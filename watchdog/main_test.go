@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/watchdog"
 )
 
@@ -53,7 +53,7 @@ func hold(t *testing.T, rdb redis.Cmdable, name string, lease time.Duration) (fi
 }
 
 func renewal(name, field string, lease time.Duration) watchdog.Renewal {
-	return watchdog.Renewal{Script: scripts.Renew(), Keys: []string{name}, Args: []any{lease.Milliseconds(), field}}
+	return watchdog.Renewal{Script: lua.Renew(), Keys: []string{name}, Args: []any{lease.Milliseconds(), field}}
 }
 
 func pttl(t *testing.T, rdb redis.Cmdable, name string) time.Duration {

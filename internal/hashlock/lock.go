@@ -20,10 +20,10 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
-	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/watchdog"
 )
 
@@ -498,7 +498,7 @@ func (a *acquire) Handoff(ctx context.Context, note string) (bool, error) {
 		// WAIT behind it on the same connection, which counts every
 		// write the master made before it.
 		g.Sent = time.Now()
-		n, err := l.C.EvalAcquire(opctx, core.OneReply, scripts.Renew(), l.renewKeys[:], l.leaseArg, a.f.Arg)
+		n, err := l.C.EvalAcquire(opctx, core.OneReply, lua.Renew(), l.renewKeys[:], l.leaseArg, a.f.Arg)
 		if err != nil || n != int64(1) {
 			return false, nil
 		}
@@ -568,7 +568,7 @@ func (l *Lock) renewal(f Field) watchdog.Renewal {
 // while f's field exists.
 func (l *Lock) HashRenewal(f Field) watchdog.Renewal {
 	return watchdog.Renewal{
-		Script:  scripts.Renew(),
+		Script:  lua.Renew(),
 		Keys:    l.renewKeys[:],
 		Args:    []any{l.renewArg, f.Arg},
 		Timeout: l.renewed,
