@@ -8,7 +8,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/lua"
-	"github.com/relock-go/relock/watchdog"
+	"github.com/relock-go/relock/internal/renew"
 )
 
 // args returns head followed by the values' fields, a script's ARGV.
@@ -45,8 +45,8 @@ func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
 }
 
 // Renewal renews every value of the set while the owner holds them all.
-func (o *ops) Renewal(f hashlock.Field) watchdog.Renewal {
-	return watchdog.Renewal{
+func (o *ops) Renewal(f hashlock.Field) renew.Renewal {
+	return renew.Renewal{
 		Script: lua.GroupRenew(),
 		Keys:   o.keys[:1],
 		Args:   o.args(o.l.C.WatchdogArg, f.Arg),

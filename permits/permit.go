@@ -13,10 +13,10 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/renew"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
-	"github.com/relock-go/relock/watchdog"
 )
 
 // A Permit is one permit taken from a Semaphore. It is held until
@@ -259,8 +259,8 @@ func (a *attempt) GiveUp(ctx context.Context) error {
 
 // renewal is the watchdog's renewal of permit id: its expiry moves to
 // the server's now plus the watchdog timeout while it is held.
-func (s *Semaphore) renewal(id permitID) watchdog.Renewal {
-	return watchdog.Renewal{
+func (s *Semaphore) renewal(id permitID) renew.Renewal {
+	return renew.Renewal{
 		Script: lua.PermitsUpdate(),
 		Keys:   s.keys,
 		Args:   []any{s.c.PublishArg(), id.raw, s.renewMs},

@@ -11,7 +11,7 @@ import (
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
-	"github.com/relock-go/relock/watchdog"
+	"github.com/relock-go/relock/internal/renew"
 )
 
 // upgradeReply is rw_write_acquire.lua's reply to a reader.
@@ -71,12 +71,12 @@ func (o *ops) Channel(string) (string, string) { return o.keys[1], "" }
 
 // Renewal renews a writer's hash, and a reader's hash and the timeout
 // keys of its holds.
-func (o *ops) Renewal(f hashlock.Field) watchdog.Renewal {
+func (o *ops) Renewal(f hashlock.Field) renew.Renewal {
 	s := (*Side)(o)
 	if !s.readers {
 		return s.l.HashRenewal(f)
 	}
-	return watchdog.Renewal{
+	return renew.Renewal{
 		Script: lua.RWReadRenew(),
 		Keys:   []string{s.l.Name, s.timeoutPrefix(f.S)},
 		Args:   []any{core.Millis(s.l.C.WatchdogTimeout), f.Arg},
