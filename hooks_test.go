@@ -9,9 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/reentrant"
-	"github.com/relock-go/relock/scripts"
 )
 
 // shaHook counts the scripts a go-redis client processes, by SHA1, alone
@@ -100,13 +100,13 @@ func TestHooksSeeEveryCommand(t *testing.T) {
 	if err := mu.Unlock(lctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := hook.count(scripts.Acquire()); n < 1 {
+	if n := hook.count(lua.Acquire()); n < 1 {
 		t.Errorf("the caller's hook saw %d acquires", n)
 	}
-	if n := hook.count(scripts.Renew()); n < 2 {
+	if n := hook.count(lua.Renew()); n < 2 {
 		t.Errorf("the caller's hook saw %d renewals in %v of renewals every %v", n, lease, lease/3)
 	}
-	if n := hook.count(scripts.Unlock()); n != 1 {
+	if n := hook.count(lua.Unlock()); n != 1 {
 		t.Errorf("the caller's hook saw %d unlocks, want 1", n)
 	}
 	if err := rdb.Set(bg, name, "mine", 0).Err(); err != nil {
@@ -115,5 +115,5 @@ func TestHooksSeeEveryCommand(t *testing.T) {
 	if v := rdb.Get(bg, name).Val(); v != "mine" {
 		t.Fatalf("the caller's own command read %q", v)
 	}
-	t.Logf("the caller's hook saw %d acquires, %d renewals, %d unlock", hook.count(scripts.Acquire()), hook.count(scripts.Renew()), hook.count(scripts.Unlock()))
+	t.Logf("the caller's hook saw %d acquires, %d renewals, %d unlock", hook.count(lua.Acquire()), hook.count(lua.Renew()), hook.count(lua.Unlock()))
 }

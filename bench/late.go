@@ -13,13 +13,13 @@ import (
 	"github.com/relock-go/relock/election"
 	"github.com/relock-go/relock/fair"
 	"github.com/relock-go/relock/grouplock"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/multilock"
 	"github.com/relock-go/relock/nonreentrant"
 	"github.com/relock-go/relock/permits"
 	"github.com/relock-go/relock/reentrant"
 	"github.com/relock-go/relock/rwlock"
-	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/semaphore"
 	"github.com/relock-go/relock/spinlock"
 )
@@ -150,12 +150,12 @@ var latePrimitives = []latePrimitive{
 
 // lateScripts are the acquire scripts of every hash lock and of both
 // semaphores: the calls the hook keeps. An election's are its fair
-// lock's: its leader record (scripts.ElectionElect) is written only
+// lock's: its leader record (lua.ElectionElect) is written only
 // once the lock is taken, which no kept attempt lets the waiter do.
 var lateScripts = []*redis.Script{
-	scripts.Acquire(), scripts.FencedAcquire(), scripts.NonReentrantAcquire(), scripts.FairAcquire(),
-	scripts.SpinAcquire(), scripts.RWReadAcquire(), scripts.RWWriteAcquire(), scripts.GroupAcquire(),
-	scripts.SemaphoreAcquire(), scripts.PermitsAcquire(),
+	lua.Acquire(), lua.FencedAcquire(), lua.NonReentrantAcquire(), lua.FairAcquire(),
+	lua.SpinAcquire(), lua.RWReadAcquire(), lua.RWWriteAcquire(), lua.GroupAcquire(),
+	lua.SemaphoreAcquire(), lua.PermitsAcquire(),
 }
 
 // A lateCandidate is an election as a relock.Locker: Lock campaigns with

@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/layout"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // Scenario (x): what a FIFO hand-off costs Redis, apart from relock's
@@ -30,7 +30,7 @@ import (
 //     scripts a hand-off, and the same three messages as relock's (two
 //     replies and the grant).
 //   - scriptsHandoffID: relock's fair lock scripts, in Redisson's
-//     RFairLock layout (scripts.FairAcquire(), FairUnlock, FairGiveUp), run
+//     RFairLock layout (lua.FairAcquire(), FairUnlock, FairGiveUp), run
 //     by that same minimal client instead of relock's.
 //
 // Beside relock's rows and the peers' of scenario (b) in the same run,
@@ -157,21 +157,21 @@ var scriptsProtocol = handoffProtocol{
 		}
 		// The script replies 1 when the caller holds the lock, and its
 		// turn and wait otherwise.
-		reply, err := scripts.FairAcquire().Run(ctx, rdb, fairKeys(name), handoffLease, field, fairWait, mode, "publish").Result()
+		reply, err := lua.FairAcquire().Run(ctx, rdb, fairKeys(name), handoffLease, field, fairWait, mode, "publish").Result()
 		if err != nil {
 			return false, err
 		}
 		return reply == int64(1), nil
 	},
 	release: func(ctx context.Context, rdb *redis.Client, name, field string) error {
-		err := scripts.FairUnlock().Run(ctx, rdb, fairKeys(name), handoffLease, field, "publish", "1").Err()
+		err := lua.FairUnlock().Run(ctx, rdb, fairKeys(name), handoffLease, field, "publish", "1").Err()
 		if errors.Is(err, redis.Nil) {
 			err = errors.New("relock fair scripts: unlock: not held")
 		}
 		return err
 	},
 	giveUp: func(ctx context.Context, rdb *redis.Client, name, field string) error {
-		return scripts.FairGiveUp().Run(ctx, rdb, fairKeys(name), field, fairWait, "publish", handoffLease, "0").Err()
+		return lua.FairGiveUp().Run(ctx, rdb, fairKeys(name), field, fairWait, "publish", handoffLease, "0").Err()
 	},
 }
 

@@ -13,8 +13,8 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/fairlock"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/observe"
-	"github.com/relock-go/relock/scripts"
 )
 
 // ErrNotLeader is returned by Proclaim and Resign when the Election does
@@ -218,7 +218,7 @@ func (e *Election) campaign(ctx context.Context, value string, wait time.Duratio
 	field := e.c.Field(owner)
 	opctx, cancel := e.c.OpContext(lctx)
 	defer cancel()
-	reply, err := core.Eval(opctx, e.c.Redis, scripts.ElectionElect(), e.keys, field, value, e.c.PublishArg())
+	reply, err := core.Eval(opctx, e.c.Redis, lua.ElectionElect(), e.keys, field, value, e.c.PublishArg())
 	term, ok := reply.(int64)
 	if err != nil || !ok {
 		uerr := e.mu.Unlock(lctx)
@@ -243,7 +243,7 @@ func (e *Election) campaign(ctx context.Context, value string, wait time.Duratio
 // background (core.Client.Settle).
 func (e *Election) unrecord(ctx context.Context, field string) {
 	_ = e.c.Settle(ctx, core.HoldKey{Name: e.keys[0], Field: field}, func(ctx context.Context) error {
-		_, err := core.Eval(ctx, e.c.Redis, scripts.ElectionResign(), []string{e.keys[1], e.keys[3]}, field, e.c.PublishArg())
+		_, err := core.Eval(ctx, e.c.Redis, lua.ElectionResign(), []string{e.keys[1], e.keys[3]}, field, e.c.PublishArg())
 		return err
 	})
 }
@@ -283,7 +283,7 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 	}
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
-	n, err := core.Eval(opctx, e.c.Redis, scripts.ElectionProclaim(), []string{e.keys[0], e.keys[1], e.keys[3], e.keys[4]}, lead.field, value, e.c.PublishArg())
+	n, err := core.Eval(opctx, e.c.Redis, lua.ElectionProclaim(), []string{e.keys[0], e.keys[1], e.keys[3], e.keys[4]}, lead.field, value, e.c.PublishArg())
 	switch {
 	case err != nil:
 		return fmt.Errorf("election: proclaim %q: %w", e.name, err)
@@ -310,7 +310,7 @@ func (e *Election) resign(ctx context.Context, lead *leadership) error {
 	lead.resigned.Store(true)
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
-	_, err := core.Eval(opctx, e.c.Redis, scripts.ElectionResign(), []string{e.keys[1], e.keys[3]}, lead.field, e.c.PublishArg())
+	_, err := core.Eval(opctx, e.c.Redis, lua.ElectionResign(), []string{e.keys[1], e.keys[3]}, lead.field, e.c.PublishArg())
 	// The lock's owner is the leadership's; the time is the caller's.
 	uctx := lead.ctx
 	if d, ok := ctx.Deadline(); ok {
@@ -384,7 +384,7 @@ func (e *Election) usable(ctx context.Context) error {
 func (e *Election) read(ctx context.Context) (Leader, bool, error) {
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
-	reply, err := core.Eval(opctx, e.c.Redis, scripts.ElectionLeader(), e.keys[:2])
+	reply, err := core.Eval(opctx, e.c.Redis, lua.ElectionLeader(), e.keys[:2])
 	if err != nil || reply == nil {
 		return Leader{}, false, err
 	}

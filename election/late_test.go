@@ -9,8 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/election"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/scripts"
 )
 
 // TestLateLeaderRecord: a Campaign whose leader record's reply is lost
@@ -31,7 +31,7 @@ func TestLateLeaderRecord(t *testing.T) {
 			o.MaxRetries, o.ContextTimeoutEnabled = -1, true
 			rdb := redis.NewClient(o)
 			t.Cleanup(func() { rdb.Close() })
-			hook := redistest.NewLate(scripts.ElectionElect())
+			hook := redistest.NewLate(lua.ElectionElect())
 			hook.Ran(ran)
 			rdb.AddHook(hook)
 			gone := election.New(redistest.Relock(t, rdb, nil), key, nil)

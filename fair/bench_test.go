@@ -6,8 +6,8 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/scripts"
 )
 
 // The hot paths of the fair lock on the package's redis-server. Run with:
@@ -42,10 +42,10 @@ func BenchmarkScripts(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if n, err := scripts.FairAcquire().Run(ctx, rdb, keys, 30000, field, 300000, "1", "PUBLISH").Int64(); n != 1 || err != nil {
+		if n, err := lua.FairAcquire().Run(ctx, rdb, keys, 30000, field, 300000, "1", "PUBLISH").Int64(); n != 1 || err != nil {
 			b.Fatalf("acquire: %d, %v", n, err)
 		}
-		if err := scripts.FairUnlock().Run(ctx, rdb, keys, 30000, field, "PUBLISH", "1").Err(); err != nil {
+		if err := lua.FairUnlock().Run(ctx, rdb, keys, 30000, field, "PUBLISH", "1").Err(); err != nil {
 			b.Fatalf("unlock: %v", err)
 		}
 	}

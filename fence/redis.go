@@ -13,7 +13,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // Redis is the guard of data kept in Redis: each of its writes goes
@@ -48,7 +48,7 @@ func (r *Redis) Set(ctx context.Context, resource string, token int64, key strin
 	case expiration < 0:
 		return fmt.Errorf("fence: %q: negative expiration %v: %w", resource, expiration, relock.ErrInvalidArgument)
 	}
-	_, err := r.write(ctx, scripts.FenceSet(), resource, token, key, value, ttl)
+	_, err := r.write(ctx, lua.FenceSet(), resource, token, key, value, ttl)
 	return err
 }
 
@@ -59,7 +59,7 @@ func (r *Redis) HSet(ctx context.Context, resource string, token int64, key stri
 	if err != nil {
 		return err
 	}
-	_, err = r.write(ctx, scripts.FenceHSet(), resource, token, key, args...)
+	_, err = r.write(ctx, lua.FenceHSet(), resource, token, key, args...)
 	return err
 }
 
@@ -72,7 +72,7 @@ func (r *Redis) XAdd(ctx context.Context, resource string, token int64, key stri
 	if err != nil {
 		return "", err
 	}
-	reply, err := r.write(ctx, scripts.FenceXAdd(), resource, token, key, args...)
+	reply, err := r.write(ctx, lua.FenceXAdd(), resource, token, key, args...)
 	if err != nil {
 		return "", err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // Options configure a Mutex. A nil *Options and zero fields mean the
@@ -90,8 +90,8 @@ func New(rc *relock.Client, group string, values []string, opts *Options) *Mutex
 		m.fields[i] = f
 	}
 	m.acquireKeys, m.acquireBoxed = [2]string{m.keys[0], m.keys[2]}, [2]any{boxed[0], boxed[2]}
-	m.acquireCall.Bind(scripts.GroupAcquire(), m.acquireKeys[:], m.acquireBoxed[:])
-	m.unlockCall.Bind(scripts.GroupUnlock(), m.keys[:2], boxed[:2])
+	m.acquireCall.Bind(lua.GroupAcquire(), m.acquireKeys[:], m.acquireBoxed[:])
+	m.unlockCall.Bind(lua.GroupUnlock(), m.keys[:2], boxed[:2])
 	m.l.Ops = (*ops)(m)
 	return m
 }
@@ -192,7 +192,7 @@ func (m *Mutex) held(ctx context.Context, owner string) (int, error) {
 		return 0, err
 	}
 	args := append(make([]any, 0, 1+len(m.fields)), owner)
-	reply, err := core.Eval(ctx, m.l.C.Redis, scripts.GroupHeld(), m.keys[:1], append(args, m.fields...)...)
+	reply, err := core.Eval(ctx, m.l.C.Redis, lua.GroupHeld(), m.keys[:1], append(args, m.fields...)...)
 	if err != nil {
 		return 0, fmt.Errorf("grouplock: %q: %w", m.group, err)
 	}

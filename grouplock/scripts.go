@@ -7,8 +7,8 @@ import (
 
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
-	"github.com/relock-go/relock/scripts"
-	"github.com/relock-go/relock/watchdog"
+	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/renew"
 )
 
 // args returns head followed by the values' fields, a script's ARGV.
@@ -41,13 +41,13 @@ func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, 
 }
 
 func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, o.l.C.Redis, scripts.GroupForceUnlock(), o.keys[:2], o.args(o.l.C.PublishArg())...)
+	return core.Eval(ctx, o.l.C.Redis, lua.GroupForceUnlock(), o.keys[:2], o.args(o.l.C.PublishArg())...)
 }
 
 // Renewal renews every value of the set while the owner holds them all.
-func (o *ops) Renewal(f hashlock.Field) watchdog.Renewal {
-	return watchdog.Renewal{
-		Script: scripts.GroupRenew(),
+func (o *ops) Renewal(f hashlock.Field) renew.Renewal {
+	return renew.Renewal{
+		Script: lua.GroupRenew(),
 		Keys:   o.keys[:1],
 		Args:   o.args(o.l.C.WatchdogArg, f.Arg),
 	}

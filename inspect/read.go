@@ -16,7 +16,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/derive"
 	"github.com/relock-go/relock/internal/layout"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // Read returns what is kept under name, read in one script for a lock
@@ -53,7 +53,7 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 		name, layout.PermitTimeouts(name), layout.SemaphoreWaiters(name), layout.SemaphoreGrants(name),
 		layout.SemaphoreWatcher(name), layout.ElectionLeader(name), layout.ElectionTerm(name), layout.ElectionLog(name),
 	}
-	reply, err := core.Eval(ctx, rdb, scripts.InspectSync(), keys, MaxListed, MaxHistory)
+	reply, err := core.Eval(ctx, rdb, lua.InspectSync(), keys, MaxListed, MaxHistory)
 	if err != nil {
 		return nil, fmt.Errorf("inspect: reading %q: %w", name, core.Ended(ctx, nil, err))
 	}
@@ -131,7 +131,7 @@ func readLock(ctx context.Context, rdb redis.UniversalClient, name string) (*Loc
 		// that follows it.
 		layout.ReadTimeoutsPrefix(name) + ":",
 	}
-	reply, err := core.Eval(ctx, rdb, scripts.InspectRead(), keys, MaxReadLeases)
+	reply, err := core.Eval(ctx, rdb, lua.InspectRead(), keys, MaxReadLeases)
 	if err != nil {
 		return nil, nil, fmt.Errorf("inspect: reading %q: %w", name, core.Ended(ctx, nil, err))
 	}

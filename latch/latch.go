@@ -10,7 +10,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // Options configure a Latch. A latch has nothing to configure yet: pass
@@ -99,7 +99,7 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	case !core.CountOK(n):
 		return false, fmt.Errorf("latch: count %d of %q is above relock.MaxCount: %w", n, l.name, relock.ErrInvalidArgument)
 	}
-	return l.run(ctx, "set count", scripts.LatchTrySetCount(), newCount, n, l.c.PublishArg())
+	return l.run(ctx, "set count", lua.LatchTrySetCount(), newCount, n, l.c.PublishArg())
 }
 
 // CountDown takes one off the latch's count. The CountDown that reaches
@@ -112,7 +112,7 @@ func (l *Latch) CountDown(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err
 	}
-	_, err := l.run(ctx, "count down", scripts.LatchCountDown(), opened, l.c.PublishArg())
+	_, err := l.run(ctx, "count down", lua.LatchCountDown(), opened, l.c.PublishArg())
 	return err
 }
 
@@ -122,7 +122,7 @@ func (l *Latch) Delete(ctx context.Context) (bool, error) {
 	if err := l.check(ctx); err != nil {
 		return false, err
 	}
-	return l.run(ctx, "delete", scripts.LatchDelete(), newCount, l.c.PublishArg())
+	return l.run(ctx, "delete", lua.LatchDelete(), newCount, l.c.PublishArg())
 }
 
 // Count returns the latch's count: 0 when it is open.

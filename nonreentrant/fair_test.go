@@ -12,10 +12,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/locktest"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/nonreentrant"
-	"github.com/relock-go/relock/scripts"
 )
 
 // fairState is what a fair lock keeps in Redis: the hash's fields, the
@@ -111,7 +111,7 @@ func TestFairAcquireScriptRefuses(t *testing.T) {
 	const field = "0193f7a2-77c1-8d3e-9a41-2b6c0e5d4f18:1" // a relock client's (version 8)
 	acquire := func(mode string, extra ...any) (any, error) {
 		args := append([]any{30000, field, 300000, mode, "PUBLISH"}, extra...)
-		return scripts.FairAcquire().Run(bg, raw, keys, args...).Result()
+		return lua.FairAcquire().Run(bg, raw, keys, args...).Result()
 	}
 	if n, err := acquire("0", "1"); err != nil || n != int64(1) {
 		t.Fatalf("acquire of a free lock = %v, %v; want 1", n, err)

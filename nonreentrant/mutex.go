@@ -9,7 +9,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // Options configure a Mutex. A nil *Options and zero fields mean the
@@ -65,8 +65,8 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
 	m.acquireKeys = [3]string{name, waiters, m.l.Gone}
 	m.acquireBoxed = [3]any{boxed[0], boxed[2], m.l.Gone}
-	m.acquireCall.Bind(scripts.NonReentrantAcquire(), m.acquireKeys[:], m.acquireBoxed[:])
-	m.unlockCall.Bind(scripts.Unlock(), m.keys[:], boxed)
+	m.acquireCall.Bind(lua.NonReentrantAcquire(), m.acquireKeys[:], m.acquireBoxed[:])
+	m.unlockCall.Bind(lua.Unlock(), m.keys[:], boxed)
 	if m.l.C != nil {
 		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // Acquire runs the acquire script once. Its replies: 1 (acquired), 0
@@ -57,7 +57,7 @@ func (o *ops) Channel(field string) (string, string) {
 func (o *ops) Foreign(string) string { return o.keys[1] }
 
 func (o *ops) GiveUp(ctx context.Context, f hashlock.Field, holding bool) error {
-	_, err := core.Eval(ctx, o.l.C.Redis, scripts.GiveUp(), o.keys[:], f.Arg, o.l.C.PublishArg(), o.l.LeaseArg(),
+	_, err := core.Eval(ctx, o.l.C.Redis, lua.GiveUp(), o.keys[:], f.Arg, o.l.C.PublishArg(), o.l.LeaseArg(),
 		core.Flag(holding), core.Flag(false))
 	return err
 }
@@ -67,5 +67,5 @@ func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, 
 }
 
 func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, o.l.C.Redis, scripts.ForceUnlock(), o.keys[:], o.l.C.PublishArg(), o.l.LeaseArg())
+	return core.Eval(ctx, o.l.C.Redis, lua.ForceUnlock(), o.keys[:], o.l.C.PublishArg(), o.l.LeaseArg())
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/permits"
-	"github.com/relock-go/relock/scripts"
 )
 
 // goneOf is relock's record of the permit ids given up on semaphore name.
@@ -63,7 +63,7 @@ func (h *ranHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 // reply. A NOSCRIPT answer, which go-redis follows with an EVAL of the
 // same call, is passed on: that call did not run.
 func (h *ranHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	acquire := scripts.PermitsAcquire().Hash()
+	acquire := lua.PermitsAcquire().Hash()
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
 		if !h.armed.Load() || len(args) < 2 {
@@ -122,7 +122,7 @@ func lateAcquire(t *testing.T, free, ran bool) {
 	if !free {
 		held = append(held, acquireT(t, holder), acquireT(t, holder))
 	}
-	late := redistest.NewLate(scripts.PermitsAcquire())
+	late := redistest.NewLate(lua.PermitsAcquire())
 	var hook replyHook = late
 	if ran {
 		hook = &ranHook{}

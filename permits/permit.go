@@ -12,11 +12,11 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/renew"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
-	"github.com/relock-go/relock/scripts"
-	"github.com/relock-go/relock/watchdog"
 )
 
 // A Permit is one permit taken from a Semaphore. It is held until
@@ -115,7 +115,7 @@ func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration) (*Permit
 // them in turn; its watcher also listens on the shared channel, where
 // Redisson's releases are published, and tries again when the earliest
 // held permit expires, which frees it without a message
-// (scripts/semaphore_prelude.lua).
+// (internal/lua/semaphore_prelude.lua).
 func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, error) {
 	end, err := s.begin(ctx)
 	if err != nil {
@@ -189,7 +189,7 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	// The lease bound rests on this instant: the server sets the permit's
 	// expiry, on its own clock, after it.
 	sent := time.Now()
-	reply, err := c.EvalAcquire(opctx, core.NilReply, scripts.PermitsAcquire(), s.keys, c.PublishArg(), id.raw, s.leaseMs,
+	reply, err := c.EvalAcquire(opctx, core.NilReply, lua.PermitsAcquire(), s.keys, c.PublishArg(), id.raw, s.leaseMs,
 		a.member, core.Flag(listening), a.reg)
 	if err != nil {
 		// The acquire may have run: its reply was lost, or the replicas
@@ -200,7 +200,7 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		return wait.Outcome{}, err
 	}
 	if reply != nil {
-		w, err := scripts.ParseWait(reply)
+		w, err := lua.ParseWait(reply)
 		if err != nil {
 			return wait.Outcome{}, err
 		}
@@ -252,16 +252,16 @@ func (a *attempt) GiveUp(ctx context.Context) error {
 	}
 	s := a.s
 	return s.c.Settle(ctx, core.HoldKey{Name: s.name, Field: a.member}, func(ctx context.Context) error {
-		_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreGiveUp(), s.keys[:5], s.c.PublishArg(), a.member)
+		_, err := core.Eval(ctx, s.c.Redis, lua.SemaphoreGiveUp(), s.keys[:5], s.c.PublishArg(), a.member)
 		return err
 	})
 }
 
 // renewal is the watchdog's renewal of permit id: its expiry moves to
 // the server's now plus the watchdog timeout while it is held.
-func (s *Semaphore) renewal(id permitID) watchdog.Renewal {
-	return watchdog.Renewal{
-		Script: scripts.PermitsUpdate(),
+func (s *Semaphore) renewal(id permitID) renew.Renewal {
+	return renew.Renewal{
+		Script: lua.PermitsUpdate(),
 		Keys:   s.keys,
 		Args:   []any{s.c.PublishArg(), id.raw, s.renewMs},
 	}
@@ -269,7 +269,7 @@ func (s *Semaphore) renewal(id permitID) watchdog.Renewal {
 
 // undo releases a permit that an attempt may have taken but does not
 // hand to its caller, and records its id as given up for the lease the
-// attempt would have set, in one script (scripts.PermitsUndo). An
+// attempt would have set, in one script (lua.PermitsUndo). An
 // attempt whose reply was lost may still run on the server, after the
 // undo: Redis orders nothing across connections, and go-redis closes the
 // connection whose read a deadline cut, so the undo goes out on another.
@@ -285,7 +285,7 @@ func (s *Semaphore) renewal(id permitID) watchdog.Renewal {
 // misses expires with its lease.
 func (s *Semaphore) undo(ctx context.Context, id permitID) {
 	_ = s.c.Settle(ctx, s.holdKey(id), func(ctx context.Context) error {
-		_, err := core.Eval(ctx, s.c.Scripts, scripts.PermitsUndo(), s.keys, s.c.PublishArg(), id.raw, s.leaseMs)
+		_, err := core.Eval(ctx, s.c.Scripts, lua.PermitsUndo(), s.keys, s.c.PublishArg(), id.raw, s.leaseMs)
 		return err
 	})
 }
@@ -302,7 +302,7 @@ func (o *onClose) Release(ctx context.Context, field string, _ int) error {
 	if err != nil {
 		return err
 	}
-	_, err = core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease(), s.keys, s.c.PublishArg(), id.raw)
+	_, err = core.Eval(ctx, s.c.Scripts, lua.PermitsRelease(), s.keys, s.c.PublishArg(), id.raw)
 	return err
 }
 

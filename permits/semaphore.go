@@ -9,9 +9,9 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
-	"github.com/relock-go/relock/scripts"
 )
 
 // Options configure a Semaphore. A nil *Options and zero fields mean the
@@ -40,7 +40,7 @@ type Semaphore struct {
 	// relock_sc:{<name>}, the permits ZSET {<name>}:timeout, and
 	// relock's record of given-up permit ids
 	// relock_permits_gone:{<name>}: every script's KEYS
-	// (scripts/permits_prelude.lua).
+	// (internal/lua/permits_prelude.lua).
 	keys []string
 	// waiters is this client's channel for its waiters,
 	// relock_sc:{<name>}:<client id>, and wake its wake policy, whose
@@ -123,7 +123,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	case !core.CountOK(n):
 		return false, s.errorf("set permits of", fmt.Errorf("count %d above relock.MaxCount: %w", n, relock.ErrInvalidArgument))
 	}
-	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsSet(), s.keys, s.c.PublishArg(), n)
+	reply, err := core.Eval(ctx, s.c.Redis, lua.PermitsSet(), s.keys, s.c.PublishArg(), n)
 	if err != nil {
 		return false, s.errorf("set permits of", err)
 	}
@@ -142,7 +142,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 	if !core.CountOK(delta) {
 		return s.errorf("add permits to", fmt.Errorf("delta %d beyond relock.MaxCount: %w", delta, relock.ErrInvalidArgument))
 	}
-	if _, err := core.Eval(ctx, s.c.Redis, scripts.PermitsAdd(), s.keys, s.c.PublishArg(), delta); err != nil {
+	if _, err := core.Eval(ctx, s.c.Redis, lua.PermitsAdd(), s.keys, s.c.PublishArg(), delta); err != nil {
 		return s.errorf("add permits to", err)
 	}
 	return nil
@@ -157,7 +157,7 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer end()
-	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsAvailable(), s.keys, s.c.PublishArg())
+	reply, err := core.Eval(ctx, s.c.Redis, lua.PermitsAvailable(), s.keys, s.c.PublishArg())
 	if err != nil {
 		return 0, s.errorf("available permits of", err)
 	}
@@ -230,7 +230,7 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 	var reply any
 	err = s.c.Settle(octx, key, func(ctx context.Context) error {
 		var err error
-		reply, err = core.Eval(ctx, s.c.Scripts, scripts.PermitsRelease(), s.keys, s.c.PublishArg(), p.raw)
+		reply, err = core.Eval(ctx, s.c.Scripts, lua.PermitsRelease(), s.keys, s.c.PublishArg(), p.raw)
 		return err
 	})
 	if err != nil {
@@ -269,7 +269,7 @@ func (s *Semaphore) UpdateLease(ctx context.Context, id string, lease time.Durat
 	case s.c.Holding(s.holdKey(p)):
 		return false, s.errorf("update lease in", fmt.Errorf("permit %s is held by this client, which keeps its lease: %w", id, relock.ErrInvalidArgument))
 	}
-	reply, err := core.Eval(ctx, s.c.Redis, scripts.PermitsUpdate(), s.keys, s.c.PublishArg(), p.raw, core.Millis(lease))
+	reply, err := core.Eval(ctx, s.c.Redis, lua.PermitsUpdate(), s.keys, s.c.PublishArg(), p.raw, core.Millis(lease))
 	if err != nil {
 		return false, s.errorf("update lease in", err)
 	}

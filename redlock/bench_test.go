@@ -8,9 +8,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/redlock"
-	"github.com/relock-go/relock/scripts"
 )
 
 // BenchmarkLockUnlock measures an uncontended RedLock Lock+Unlock on the
@@ -44,12 +44,12 @@ func BenchmarkSequentialBaseline(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, rdb := range rdbs {
-			if n, err := scripts.Acquire().Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Int64(); n != 1 || err != nil {
+			if n, err := lua.Acquire().Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Int64(); n != 1 || err != nil {
 				b.Fatalf("acquire: %d, %v", n, err)
 			}
 		}
 		for _, rdb := range rdbs {
-			if err := scripts.Unlock().Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH", "1").Err(); err != nil {
+			if err := lua.Unlock().Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH", "1").Err(); err != nil {
 				b.Fatalf("unlock: %v", err)
 			}
 		}
@@ -116,12 +116,12 @@ func BenchmarkSequentialLatency2ms(b *testing.B) {
 	ctx := context.Background()
 	for b.Loop() {
 		for _, rdb := range rdbs {
-			if n, err := scripts.Acquire().Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Int64(); n != 1 || err != nil {
+			if n, err := lua.Acquire().Run(ctx, rdb, []string{name, keys[2]}, 30000, "bench:1", "0").Int64(); n != 1 || err != nil {
 				b.Fatalf("acquire: %d, %v", n, err)
 			}
 		}
 		for _, rdb := range rdbs {
-			if err := scripts.Unlock().Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH", "1").Err(); err != nil {
+			if err := lua.Unlock().Run(ctx, rdb, keys, 30000, "bench:1", "PUBLISH", "1").Err(); err != nil {
 				b.Fatalf("unlock: %v", err)
 			}
 		}

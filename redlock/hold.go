@@ -9,8 +9,8 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
-	"github.com/relock-go/relock/scripts"
-	"github.com/relock-go/relock/watchdog"
+	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/renew"
 )
 
 // granted records a successful attempt and returns the lock context: it
@@ -28,8 +28,8 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 		nctx, err := node.Granted(ctx, key, core.Grant{
 			Sent:  a.start,
 			Lease: rl.opts.Lease,
-			Renewal: watchdog.Renewal{
-				Script: scripts.Renew(),
+			Renewal: renew.Renewal{
+				Script: lua.Renew(),
 				Keys:   []string{rl.name},
 				Args:   []any{core.Millis(node.WatchdogTimeout), key.Field},
 			},

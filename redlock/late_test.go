@@ -9,9 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/redlock"
-	"github.com/relock-go/relock/scripts"
 )
 
 // TestLateMasterAcquire: acquires whose replies masters lost run there
@@ -35,7 +35,7 @@ func TestLateMasterAcquire(t *testing.T) {
 				o.MaxRetries, o.ContextTimeoutEnabled = -1, true
 				rdb := redis.NewClient(o)
 				t.Cleanup(func() { rdb.Close() })
-				hooks[i] = redistest.NewLate(scripts.Acquire())
+				hooks[i] = redistest.NewLate(lua.Acquire())
 				rdb.AddHook(hooks[i])
 				rcs[i] = redistest.Relock(t, rdb, nil)
 			}

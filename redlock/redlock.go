@@ -14,8 +14,8 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/observe"
-	"github.com/relock-go/relock/scripts"
 )
 
 // Defaults of Options.
@@ -385,7 +385,7 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), errReleasing)
 				return nil
 			}
-			reply, err := core.EvalWithin(nctx, node.Scripts, scripts.Acquire(), rl.acquireKeys, rl.leaseOf(node), field, "0", a.numbers[i])
+			reply, err := core.EvalWithin(nctx, node.Scripts, lua.Acquire(), rl.acquireKeys, rl.leaseOf(node), field, "0", a.numbers[i])
 			a.acquired[i] = err == nil && core.OneReply(reply)
 			if err != nil {
 				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
@@ -542,5 +542,5 @@ func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner, lat
 // unlockField releases one hold of field on node's master or, with all,
 // every hold it counts, through the no-retry client, within ctx.
 func (rl *RedLock) unlockField(ctx context.Context, node *core.Client, field string, all bool) (any, error) {
-	return core.EvalWithin(ctx, node.Scripts, scripts.Unlock(), rl.keys, rl.leaseOf(node), field, node.PublishArg(), core.Flag(all))
+	return core.EvalWithin(ctx, node.Scripts, lua.Unlock(), rl.keys, rl.leaseOf(node), field, node.PublishArg(), core.Flag(all))
 }

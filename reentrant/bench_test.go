@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/reentrant"
-	"github.com/relock-go/relock/scripts"
 )
 
 // The hot paths of the reentrant lock on the package's redis-server. Run
@@ -63,10 +63,10 @@ func BenchmarkScripts(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if n, err := scripts.Acquire().Run(ctx, rdb, []string{keys[0], keys[2]}, 30000, field, "0").Int64(); n != 1 || err != nil {
+		if n, err := lua.Acquire().Run(ctx, rdb, []string{keys[0], keys[2]}, 30000, field, "0").Int64(); n != 1 || err != nil {
 			b.Fatalf("acquire: %d, %v", n, err)
 		}
-		if err := scripts.Unlock().Run(ctx, rdb, keys, 30000, field, "PUBLISH", "1").Err(); err != nil {
+		if err := lua.Unlock().Run(ctx, rdb, keys, 30000, field, "PUBLISH", "1").Err(); err != nil {
 			b.Fatalf("unlock: %v", err)
 		}
 	}

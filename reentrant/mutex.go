@@ -9,7 +9,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // Options configure a Mutex. A nil *Options and zero fields mean the
@@ -73,16 +73,16 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
 	m.acquireKeys = [4]string{name, waiters}
 	m.acquireBoxed = [4]any{boxed[0], boxed[2]}
-	acquire, n := scripts.Acquire(), 2
+	acquire, n := lua.Acquire(), 2
 	if o.Fencing {
 		token := layout.LockToken(name)
 		m.acquireKeys[2], m.acquireBoxed[2] = token, token
-		acquire, n = scripts.FencedAcquire(), 3
+		acquire, n = lua.FencedAcquire(), 3
 	}
 	m.acquireKeys[n], m.acquireBoxed[n] = m.l.Gone, m.l.Gone
 	n++
 	m.acquireCall.Bind(acquire, m.acquireKeys[:n], m.acquireBoxed[:n])
-	m.unlockCall.Bind(scripts.Unlock(), m.keys[:], boxed)
+	m.unlockCall.Bind(lua.Unlock(), m.keys[:], boxed)
 	if m.l.C != nil {
 		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // errFailed answers the renewals of a round FailRenewals fails.
@@ -20,10 +20,10 @@ var errFailed = errors.New("relocktest: renewal failed by FailRenewals")
 // renewals are the SHA1s of the scripts the watchdog renews leases with:
 // locks' hashes, read holds, permits, group locks.
 var renewals = map[string]bool{
-	scripts.Renew().Hash():         true,
-	scripts.RWReadRenew().Hash():   true,
-	scripts.PermitsUpdate().Hash(): true,
-	scripts.GroupRenew().Hash():    true,
+	lua.Renew().Hash():         true,
+	lua.RWReadRenew().Hash():   true,
+	lua.PermitsUpdate().Hash(): true,
+	lua.GroupRenew().Hash():    true,
 }
 
 // Counts are the faults a Kit has injected so far.

@@ -10,8 +10,8 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
-	"github.com/relock-go/relock/scripts"
-	"github.com/relock-go/relock/watchdog"
+	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/renew"
 )
 
 // upgradeReply is rw_write_acquire.lua's reply to a reader.
@@ -36,10 +36,10 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode, at
 	var reply any
 	var err error
 	if s.readers {
-		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWReadAcquire(), []string{s.l.Name, s.timeoutPrefix(field), s.l.Gone},
+		reply, err = c.EvalAcquire(ctx, core.OneReply, lua.RWReadAcquire(), []string{s.l.Name, s.timeoutPrefix(field), s.l.Gone},
 			lease, f.Arg, writerField(field), attempt)
 	} else {
-		reply, err = c.EvalAcquire(ctx, core.OneReply, scripts.RWWriteAcquire(), s.writeKeys[:],
+		reply, err = c.EvalAcquire(ctx, core.OneReply, lua.RWWriteAcquire(), s.writeKeys[:],
 			lease, f.Arg, s.readerOf(field), attempt)
 	}
 	switch {
@@ -55,14 +55,14 @@ func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, 
 	s := (*Side)(o)
 	pub := s.l.C.PublishArg()
 	if s.readers {
-		return core.Eval(ctx, rdb, scripts.RWReadUnlock(),
+		return core.Eval(ctx, rdb, lua.RWReadUnlock(),
 			[]string{s.l.Name, s.keys[1], s.timeoutPrefix(f.S), s.tagged}, f.Arg, pub)
 	}
-	return core.Eval(ctx, rdb, scripts.RWWriteUnlock(), s.keys, s.l.LeaseArg(), f.Arg, pub)
+	return core.Eval(ctx, rdb, lua.RWWriteUnlock(), s.keys, s.l.LeaseArg(), f.Arg, pub)
 }
 
 func (s *Side) forceScript(ctx context.Context, mode string) (any, error) {
-	return core.Eval(ctx, s.l.C.Redis, scripts.RWForceUnlock(), []string{s.l.Name, s.keys[1], s.tagged}, mode, s.l.C.Publish())
+	return core.Eval(ctx, s.l.C.Redis, lua.RWForceUnlock(), []string{s.l.Name, s.keys[1], s.tagged}, mode, s.l.C.Publish())
 }
 
 // Channel is where both sides' waiters are woken, untagged: the lock's
@@ -71,13 +71,13 @@ func (o *ops) Channel(string) (string, string) { return o.keys[1], "" }
 
 // Renewal renews a writer's hash, and a reader's hash and the timeout
 // keys of its holds.
-func (o *ops) Renewal(f hashlock.Field) watchdog.Renewal {
+func (o *ops) Renewal(f hashlock.Field) renew.Renewal {
 	s := (*Side)(o)
 	if !s.readers {
 		return s.l.HashRenewal(f)
 	}
-	return watchdog.Renewal{
-		Script: scripts.RWReadRenew(),
+	return renew.Renewal{
+		Script: lua.RWReadRenew(),
 		Keys:   []string{s.l.Name, s.timeoutPrefix(f.S)},
 		Args:   []any{core.Millis(s.l.C.WatchdogTimeout), f.Arg},
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/relock-go/relock/internal/core"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // ackDelay is how long a grant's acknowledgement waits for a call on the
@@ -23,7 +23,7 @@ type ackKey struct{ client, name string }
 type ackBox struct {
 	members []string
 	// takes are the records "t:<number>:<member>" of acquires that took
-	// permits and whose replies came (scripts/semaphore_prelude.lua, "The
+	// permits and whose replies came (internal/lua/semaphore_prelude.lua, "The
 	// attempts"). They go with the next call, or with a flush, but never
 	// on their own: a record left expires.
 	takes []string
@@ -35,7 +35,7 @@ type ackBox struct {
 }
 
 // acks holds the grants this process's waiters took whose records are
-// still in Redis (scripts/semaphore_prelude.lua, "The grants"), by client
+// still in Redis (internal/lua/semaphore_prelude.lua, "The grants"), by client
 // and semaphore. The next acquire or release on that semaphore from that
 // client, through any Semaphore value, takes them and its script removes
 // the records; those no call took within ackDelay are sent by a script of
@@ -123,7 +123,7 @@ func (s *Semaphore) flushAcks(k ackKey, b *ackBox) {
 	delete(acks.m, k)
 	acks.mu.Unlock()
 	s.c.Detach(context.Background(), core.HoldKey{Name: s.name}, func(ctx context.Context) {
-		if _, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreAck(), s.keys, s.c.PublishArg(), b.arg()); err != nil {
+		if _, err := core.Eval(ctx, s.c.Redis, lua.SemaphoreAck(), s.keys, s.c.PublishArg(), b.arg()); err != nil {
 			s.restoreAcks(b)
 		}
 	})

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/wait"
-	"github.com/relock-go/relock/scripts"
 )
 
 // lastTag numbers the waits of the process: a waiter's tag on its
@@ -24,7 +24,7 @@ var lastTag atomic.Uint64
 // own, where a release that can satisfy it wakes it ("<tag>:0"); while
 // it is the semaphore's watcher ("<tag>:w", or an attempt's reply), also
 // on the shared channel, where Redisson's releases are published
-// (scripts/semaphore_prelude.lua). Its fields are used by the wait
+// (internal/lua/semaphore_prelude.lua). Its fields are used by the wait
 // loop's goroutine only.
 type attempt struct {
 	s      *Semaphore
@@ -85,7 +85,7 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	acks := s.takeAcks()
 	args := []any{c.PublishArg(), n, member, core.Flag(listening), a.reg, acks.arg(), number, c.WatchdogArg}
 	reply, err := c.Outlive(ctx, func(ctx context.Context) (any, error) {
-		return c.EvalAcquire(ctx, took, scripts.SemaphoreAcquire(), s.keys, args...)
+		return c.EvalAcquire(ctx, took, lua.SemaphoreAcquire(), s.keys, args...)
 	}, func(ctx context.Context, reply any, err error) {
 		// The caller left before the reply came: permits it took go
 		// back, an acquire whose reply was lost is undone, and the
@@ -136,7 +136,7 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		s.addTakes(a.taken(number))
 		return wait.Outcome{Acquired: true}, nil
 	}
-	w, err := scripts.ParseWait(reply)
+	w, err := lua.ParseWait(reply)
 	if err != nil {
 		return wait.Outcome{}, err
 	}
@@ -187,7 +187,7 @@ func (a *attempt) GiveUp(ctx context.Context) error {
 }
 
 // taken is the record of the attempt's acquire number when it took its
-// permits (scripts/semaphore_prelude.lua, "The attempts").
+// permits (internal/lua/semaphore_prelude.lua, "The attempts").
 func (a *attempt) taken(number int64) string {
 	return "t:" + strconv.FormatInt(number, 10) + ":" + a.member
 }

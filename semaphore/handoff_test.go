@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/semaphore"
 )
 
@@ -237,15 +237,15 @@ func TestNoBarging(t *testing.T) {
 	waiter := acquiring(bg, semaphore.New(newClient(t, nil), name, nil), 1)
 	waitRegistered(t, raw, name, 1)
 	keys := keysOf(name)
-	for _, s := range []*redis.Script{scripts.SemaphoreRelease(), scripts.SemaphoreAcquire()} {
+	for _, s := range []*redis.Script{lua.SemaphoreRelease(), lua.SemaphoreAcquire()} {
 		if err := s.Load(bg, raw).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var try *redis.Cmd
 	if _, err := raw.TxPipelined(bg, func(p redis.Pipeliner) error {
-		scripts.SemaphoreRelease().EvalSha(bg, p, keys, "PUBLISH", 1)
-		try = scripts.SemaphoreAcquire().EvalSha(bg, p, keys, "PUBLISH", 1, "0e5f7c1a-3b1d-4c62-9a8e-5f2d1b7c9e40:g1:1", "0", "0", "")
+		lua.SemaphoreRelease().EvalSha(bg, p, keys, "PUBLISH", 1)
+		try = lua.SemaphoreAcquire().EvalSha(bg, p, keys, "PUBLISH", 1, "0e5f7c1a-3b1d-4c62-9a8e-5f2d1b7c9e40:g1:1", "0", "0", "")
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -285,11 +285,11 @@ func TestUnreadGrant(t *testing.T) {
 	// permit; it returns the registration time.
 	register := func(member, tag string) string {
 		t.Helper()
-		reply, err := scripts.SemaphoreAcquire().Run(bg, raw, keys, "PUBLISH", 1, member, "1", "0", "").Result()
+		reply, err := lua.SemaphoreAcquire().Run(bg, raw, keys, "PUBLISH", 1, member, "1", "0", "").Result()
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := scripts.ParseWait(reply)
+		w, err := lua.ParseWait(reply)
 		if err != nil || w.Registered == 0 {
 			t.Fatalf("attempt with no permits: %v, %v; want it registered", reply, err)
 		}
@@ -309,14 +309,14 @@ func TestUnreadGrant(t *testing.T) {
 
 	first := id + ":g1:1"
 	reg := register(first, "g1")
-	if got := scripts.SemaphoreAcquire().Run(bg, raw, keys, "PUBLISH", 1, first, "1", reg, "").Val(); got != int64(1) {
+	if got := lua.SemaphoreAcquire().Run(bg, raw, keys, "PUBLISH", 1, first, "1", reg, "").Val(); got != int64(1) {
 		t.Fatalf("the waiter's next attempt = %v, want 1 (took the permits handed to it)", got)
 	}
 	count("0")
 
 	second := id + ":g2:1"
 	register(second, "g2")
-	if got := scripts.SemaphoreGiveUp().Run(bg, raw, keys, "PUBLISH", second).Val(); got != int64(2) {
+	if got := lua.SemaphoreGiveUp().Run(bg, raw, keys, "PUBLISH", second).Val(); got != int64(2) {
 		t.Fatalf("give-up = %v, want 2 (returned the permits handed to it)", got)
 	}
 	count("1")
@@ -340,7 +340,7 @@ func TestUnreadGrant(t *testing.T) {
 	// permit back from the count (two hold one permit, until one
 	// releases), and a second one changes nothing.
 	for range 2 {
-		if err := scripts.SemaphoreAck().Run(bg, raw, keys, "PUBLISH", third).Err(); err != nil {
+		if err := lua.SemaphoreAck().Run(bg, raw, keys, "PUBLISH", third).Err(); err != nil {
 			t.Fatal(err)
 		}
 		count("-1")

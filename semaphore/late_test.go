@@ -9,8 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/semaphore"
 )
 
@@ -51,7 +51,7 @@ func TestLateAcquire(t *testing.T) {
 			bg := context.Background()
 			raw := srv.Client(t)
 			name := redistest.Key(t)
-			hook := redistest.NewLate(scripts.SemaphoreAcquire())
+			hook := redistest.NewLate(lua.SemaphoreAcquire())
 			s := semaphore.New(lateClient(t, hook), name, nil)
 			if ok, err := s.TrySetPermits(bg, 1); !ok || err != nil {
 				t.Fatalf("TrySetPermits = %v, %v", ok, err)

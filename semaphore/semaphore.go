@@ -8,10 +8,10 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
-	"github.com/relock-go/relock/scripts"
 )
 
 // Options configure a Semaphore. A nil *Options and zero fields mean the
@@ -45,7 +45,7 @@ type Semaphore struct {
 	// relock_semaphore_watcher:{<name>}, relock_sc:{<name>},
 	// relock_semaphore_grants:{<name>},
 	// relock_semaphore_attempts:{<name>}: the scripts' KEYS
-	// (scripts/semaphore_prelude.lua).
+	// (internal/lua/semaphore_prelude.lua).
 	keys []string
 	ttl  any   // Options.TTL in ms as a script argument, "0" for none
 	err  error // bad input found by New, returned by every method
@@ -180,7 +180,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
 // grants the client's waiters took (acks.go).
 func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
 	acks := s.takeAcks()
-	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreRelease(), s.keys, s.c.PublishArg(), n, acks.arg())
+	reply, err := core.Eval(ctx, s.c.Scripts, lua.SemaphoreRelease(), s.keys, s.c.PublishArg(), n, acks.arg())
 	if err != nil {
 		s.restoreAcks(acks)
 	}
@@ -188,18 +188,18 @@ func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
 }
 
 // undo undoes acquire number of registry member, whose reply was lost
-// (scripts/semaphore_undo.lua): the permits it took go back, or it takes
+// (internal/lua/semaphore_undo.lua): the permits it took go back, or it takes
 // nothing when it runs late.
 func (s *Semaphore) undo(ctx context.Context, member string, number int64) error {
-	_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreUndo(), s.keys, s.c.PublishArg(), member, number, s.c.WatchdogArg)
+	_, err := core.Eval(ctx, s.c.Redis, lua.SemaphoreUndo(), s.keys, s.c.PublishArg(), member, number, s.c.WatchdogArg)
 	return err
 }
 
 // giveUp takes registry member, a waiter of this client, out of the
 // registry, or returns the permits handed to it when it had not taken
-// them (scripts/semaphore_give_up.lua).
+// them (internal/lua/semaphore_give_up.lua).
 func (s *Semaphore) giveUp(ctx context.Context, member string) error {
-	_, err := core.Eval(ctx, s.c.Redis, scripts.SemaphoreGiveUp(), s.keys, s.c.PublishArg(), member)
+	_, err := core.Eval(ctx, s.c.Redis, lua.SemaphoreGiveUp(), s.keys, s.c.PublishArg(), member)
 	return err
 }
 
@@ -217,7 +217,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 		return false, err
 	}
 	defer end()
-	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreTrySet(), s.keys, s.c.PublishArg(), n, s.ttl)
+	reply, err := core.Eval(ctx, s.c.Scripts, lua.SemaphoreTrySet(), s.keys, s.c.PublishArg(), n, s.ttl)
 	if err != nil {
 		return false, s.errorf("try set permits", err)
 	}
@@ -238,7 +238,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 		return err
 	}
 	defer end()
-	if _, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreAdd(), s.keys, s.c.PublishArg(), delta); err != nil {
+	if _, err := core.Eval(ctx, s.c.Scripts, lua.SemaphoreAdd(), s.keys, s.c.PublishArg(), delta); err != nil {
 		return s.errorf("add permits", err)
 	}
 	return nil
@@ -268,7 +268,7 @@ func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer end()
-	reply, err := core.Eval(ctx, s.c.Scripts, scripts.SemaphoreDrain(), s.keys[:1])
+	reply, err := core.Eval(ctx, s.c.Scripts, lua.SemaphoreDrain(), s.keys[:1])
 	if err == nil {
 		var n int64
 		if n, err = core.ReplyInt(reply); err == nil {

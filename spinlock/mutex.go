@@ -8,7 +8,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // Options configure a Mutex. A nil *Options and zero fields mean the
@@ -58,9 +58,9 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	m.l.Init("spinlock", rc, name, o.Lease)
 	m.keys = [2]string{name, m.l.Gone}
 	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
-	m.acquireCall.Bind(scripts.SpinAcquire(), m.keys[:], boxed)
-	m.unlockCall.Bind(scripts.SpinUnlock(), m.keys[:1], boxed[:1])
-	m.forceCall.Bind(scripts.SpinForceUnlock(), m.keys[:1], boxed[:1])
+	m.acquireCall.Bind(lua.SpinAcquire(), m.keys[:], boxed)
+	m.unlockCall.Bind(lua.SpinUnlock(), m.keys[:1], boxed[:1])
+	m.forceCall.Bind(lua.SpinForceUnlock(), m.keys[:1], boxed[:1])
 	backoff, err := checked(o.Backoff)
 	if err != nil && m.l.Err == nil {
 		m.l.Err = fmt.Errorf("spinlock: %w", err)

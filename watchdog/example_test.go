@@ -2,17 +2,20 @@ package watchdog_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/watchdog"
 )
 
-// The example runs against the test server started by TestMain. In your
+// The examples run against the test server started by TestMain. In your
 // code the address is your Redis, for example "localhost:6379".
 
 // renew is the renewal of a lock of your own, a string holding its
@@ -58,11 +61,171 @@ func Example() {
 
 	// Someone deletes the lock: the next renewal finds it gone.
 	rdb.Del(ctx, name)
-	fmt.Println("lost:", <-lost)
+	reason := <-lost
+	fmt.Println("lost:", reason, errors.Is(reason, watchdog.ErrGone))
 
 	// Stop ends a lease that is not lost: call it when you unlock.
 	l.Stop()
 	// Output:
 	// held after two leases: true
-	// lost: watchdog: renewal found the lock gone
+	// lost: watchdog: renewal found the lock gone true
+}
+
+// One watchdog a process, with Redisson's lease and a logger told of
+// failed rounds.
+func ExampleNew() {
+	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
+	defer rdb.Close()
+
+	w := watchdog.New(rdb, 30*time.Second, slog.Default())
+	defer w.Stop()
+}
+
+// Keep a Redisson RLock, taken with package scripts, alive until you
+// release it.
+func ExampleWatchdog_Watch() {
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	const lease = 300 * time.Millisecond
+	w := watchdog.New(rdb, lease, nil)
+	defer w.Stop()
+
+	// The keys and arguments are those package scripts documents; the
+	// owner field's client id is a version-4 UUID, as Redisson's.
+	name, owner := "orders:"+uuid.NewString(), uuid.NewString()+":1"
+	sent := time.Now()
+	reply, err := scripts.Acquire().Run(ctx, rdb, []string{name, "relock_lock_waiters:{" + name + "}"},
+		lease.Milliseconds(), owner, "0").Result()
+	if err != nil || reply != int64(1) {
+		log.Fatal("not acquired: ", reply, err)
+	}
+	l, err := w.Watch(watchdog.Renewal{Script: scripts.Renew(), Keys: []string{name}, Args: []any{lease.Milliseconds(), owner}},
+		sent, func(reason error) { log.Print("lock lost: ", reason) })
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	time.Sleep(3 * lease)
+	fmt.Println("held:", rdb.HExists(ctx, name, owner).Val())
+
+	// Release: stop the lease first, so that no renewal runs after.
+	l.Stop()
+	reply, err = scripts.Unlock().Run(ctx, rdb, []string{name, "redisson_lock__channel:{" + name + "}", "relock_lock_waiters:{" + name + "}"},
+		lease.Milliseconds(), owner, "PUBLISH", "0").Result()
+	fmt.Println("released:", reply, err)
+	// Output:
+	// held: true
+	// released: 1 <nil>
+}
+
+// A lease of its own: the renewal sets a lease other than the
+// watchdog's, which renews it every third of that.
+func ExampleRenewal() {
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	w := watchdog.New(rdb, 30*time.Second, nil)
+	defer w.Stop()
+
+	const lease = 300 * time.Millisecond
+	name, token := "jobs:"+uuid.NewString(), uuid.NewString()
+	sent := time.Now()
+	if ok, err := rdb.SetNX(ctx, name, token, lease).Result(); err != nil || !ok {
+		log.Fatal("not acquired: ", err)
+	}
+	r := watchdog.Renewal{
+		Script:  renew,
+		Keys:    []string{name},
+		Args:    []any{token, lease.Milliseconds()},
+		Timeout: lease,
+	}
+	l, err := w.Watch(r, sent, func(reason error) { log.Print("lock lost: ", reason) })
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Stop()
+
+	time.Sleep(3 * lease)
+	fmt.Println("held:", rdb.Get(ctx, name).Val() == token)
+	// Output:
+	// held: true
+}
+
+// A renewal that keeps failing (here a script that errors, as a Redis
+// that does not answer would) is not a loss by itself: the lease is
+// reported lost, with ErrExpired, a margin before the server could
+// expire the lock.
+func ExampleWatchdog_SetMargin() {
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+
+	const lease = 600 * time.Millisecond
+	w := watchdog.New(rdb, lease, nil)
+	defer w.Stop()
+	if err := w.SetMargin(lease); err != nil {
+		fmt.Println(err)
+	}
+	if err := w.SetMargin(200 * time.Millisecond); err != nil {
+		log.Fatal(err)
+	}
+
+	failing := redis.NewScript(`return redis.error_reply('ERR unavailable')`)
+	lost := make(chan error, 1)
+	sent := time.Now()
+	if _, err := w.Watch(watchdog.Renewal{Script: failing, Keys: []string{"jobs:" + uuid.NewString()}},
+		sent, func(reason error) { lost <- reason }); err != nil {
+		log.Fatal(err)
+	}
+	reason := <-lost
+	fmt.Println("expired:", errors.Is(reason, watchdog.ErrExpired), "before the lease:", time.Since(sent) < lease)
+	// Output:
+	// watchdog: margin 600ms not in [0, 300ms)
+	// expired: true before the lease: true
+}
+
+// After Stop, the watchdog renews nothing, and Watch fails.
+func ExampleWatchdog_Stop() {
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+
+	w := watchdog.New(rdb, 30*time.Second, nil)
+	w.Stop()
+
+	_, err := w.Watch(watchdog.Renewal{Script: renew, Keys: []string{"jobs:" + uuid.NewString()}},
+		time.Now(), func(error) {})
+	fmt.Println(err, errors.Is(err, watchdog.ErrStopped))
+	// Output:
+	// watchdog: stopped true
+}
+
+// A stopped lease is renewed no more, and its loss is never reported.
+func ExampleLease_Stop() {
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	const lease = 300 * time.Millisecond
+	w := watchdog.New(rdb, lease, nil)
+	defer w.Stop()
+
+	name, token := "jobs:"+uuid.NewString(), uuid.NewString()
+	sent := time.Now()
+	if ok, err := rdb.SetNX(ctx, name, token, lease).Result(); err != nil || !ok {
+		log.Fatal("not acquired: ", err)
+	}
+	lost := make(chan error, 1)
+	l, err := w.Watch(watchdog.Renewal{Script: renew, Keys: []string{name}, Args: []any{token, lease.Milliseconds()}},
+		sent, func(reason error) { lost <- reason })
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	l.Stop()
+	time.Sleep(2 * lease)
+	fmt.Println("expired:", rdb.Exists(ctx, name).Val() == 0, "lost called:", len(lost) > 0)
+	// Output:
+	// expired: true lost called: false
 }

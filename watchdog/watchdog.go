@@ -1,62 +1,25 @@
-// Package watchdog keeps the leases of held locks alive with one goroutine
-// per client, however many locks it holds.
-//
-// It needs nothing else of relock: use it to renew leases of locks you
-// take yourself, such as a Redisson RLock taken with package scripts, or
-// a lock of your own whose renewal is a Lua script. Make a Watchdog for
-// your go-redis client with New; once a lock is taken, Watch it with the
-// script call that renews it (a Renewal) and a func to be told if the
-// lease is lost; Stop its Lease when you release the lock, and the
-// Watchdog when you are done.
-//
-// Every interval (a third of the lease) the watchdog sends one renewal per
-// held lock, all in one pipeline, so a round costs one round trip per Redis
-// node, not one per lock. A lock may have a lease of its own
-// (Renewal.Timeout), renewed every third of that: the leases of each
-// timeout share their rounds, and a round also takes the leases of any
-// other timeout nearly due, so that a few short leases cost their own
-// rounds and the rest ride along. A go-redis cluster pipeline splits by
-// node, and a renewal touches only keys in its lock's slot, so rounds
-// never hit CROSSSLOT. Renewals go out as EVALSHA; those the server answers
-// NOSCRIPT (a restarted or flushed server) are sent again as EVAL.
-//
-// A lease ends in one of three ways: its owner calls Lease.Stop (unlock);
-// a renewal replies 0, meaning the lock is gone from Redis (ErrGone); or
-// no renewal has succeeded for long enough that the server may already
-// have expired it (ErrExpired). A renewal sent at time s that succeeds
-// keeps the lock until at least s + timeout on the server, whatever
-// delays the renewal met on its way, so the watchdog reports the loss at
-// s + timeout - margin, s being the send time of the last success: the
-// margin (a tenth of the timeout unless SetMargin says otherwise, and the
-// same fraction of a lease's own timeout) is the holder's time to stop,
-// and covers the watchdog's timer and scheduling delay. A Redis error is
-// not a loss by itself: the watchdog keeps trying until that deadline, a
-// fifth of an interval (at most a second) after each failed round.
 package watchdog
 
 import (
-	"cmp"
-	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/internal/derive"
+	"github.com/relock-go/relock/internal/renew"
 )
 
+// The errors are internal/renew's own values, which relock's clients
+// wrap in a lost lock's cause: errors.Is matches either.
 var (
 	// ErrGone is the reason a lease is lost when its renewal replies 0:
 	// the lock is gone from Redis, or held by someone else.
-	ErrGone = errors.New("watchdog: renewal found the lock gone")
+	ErrGone = renew.ErrGone
 	// ErrExpired is the reason a lease is lost when no renewal succeeded
 	// before the server may have expired it.
-	ErrExpired = errors.New("watchdog: no successful renewal before the lease could expire")
-	// ErrStopped is returned by Watch and Start after Stop.
-	ErrStopped = errors.New("watchdog: stopped")
+	ErrExpired = renew.ErrExpired
+	// ErrStopped is returned by Watch after Stop.
+	ErrStopped = renew.ErrStopped
 )
 
 // A Renewal is the script call that renews one lock. The script must reply
@@ -76,67 +39,21 @@ type Renewal struct {
 	Timeout time.Duration
 }
 
-// A Lease is one lock kept alive by a Watchdog. A zero Lease is ready
-// for Start; a started one must not be copied.
+// A Lease is one lock kept alive by a Watchdog, from Watch until it ends.
+// It must not be copied.
 type Lease struct {
-	// Set by Start, read-only after.
-	w    *Watchdog
-	r    Renewal
-	lost Holder
-	s    *schedule // its timeout's
-
-	// Guarded by w.mu.
-	renewed time.Time // send time of the last acquire or renewal that succeeded
-	ended   bool
-	stopped bool // by Stop: lost must not be called any more
-	// Check's state (check.go): gone is the reason a renewal that finds
-	// the lock gone reports, instead of ErrGone, until a renewal sent
-	// after checked finds it held; due tells that the lease is in
-	// Watchdog.due.
-	gone    error
-	checked time.Time
-	due     bool
+	l renew.Lease
 }
 
 // Stop ends the lease's renewals. Once Stop returns, lost is not called
 // unless the call had already begun (as with time.Timer's Stop). Stop is
 // idempotent, and lost may call it.
-func (l *Lease) Stop() {
-	l.w.mu.Lock()
-	defer l.w.mu.Unlock()
-	l.ended, l.stopped = true, true
-	l.w.dropLocked(l)
-}
+func (l *Lease) Stop() { l.l.Stop() }
 
 // A Watchdog renews leases in batched rounds. Its goroutine runs from New
 // until Stop.
 type Watchdog struct {
-	rdb     redis.UniversalClient
-	timeout time.Duration
-	log     *slog.Logger
-
-	mu        sync.Mutex
-	leases    map[*Lease]struct{}
-	schedules map[time.Duration]*schedule // by timeout, for the leases' timeouts
-	stopped   bool
-	margin    time.Duration // see SetMargin
-	// armed (guarded by mu) is when run's expiry timer fires next; a
-	// lease whose deadline comes sooner wakes run through rearm
-	// (buffered, never closed) to set the timer again.
-	armed time.Time
-	rearm chan struct{}
-	// due (guarded by mu) lists the leases Check asked to renew now,
-	// for the next round; checks (buffered, never closed) tells run that
-	// there are some.
-	due    []*Lease
-	checks chan struct{}
-	// onRound is told of each round that had leases (OnRound).
-	onRound func(leases, failures, lost int, took time.Duration)
-
-	stop chan struct{}
-	done chan struct{}
-
-	closeRdb func() error
+	w *renew.Watchdog
 }
 
 // New starts a watchdog for leases of timeout, which must be positive:
@@ -146,216 +63,41 @@ type Watchdog struct {
 // its rounds on a client of its own with rdb's options, which Stop
 // closes. log, if not nil, is told of failed rounds.
 func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Watchdog {
-	rdb, closeRdb := deadlineClient(rdb)
-	w := &Watchdog{
-		closeRdb:  closeRdb,
-		rdb:       rdb,
-		timeout:   timeout,
-		log:       log,
-		leases:    make(map[*Lease]struct{}),
-		schedules: make(map[time.Duration]*schedule),
-		margin:    timeout / 10,
-		rearm:     make(chan struct{}, 1),
-		checks:    make(chan struct{}, 1),
-		stop:      make(chan struct{}),
-		done:      make(chan struct{}),
-	}
-	go w.run()
-	return w
+	return &Watchdog{renew.New(rdb, timeout, log)}
 }
-
-// OnRound sets f to be called, from the watchdog's goroutine with no lock
-// held, after each round that had leases: how many, how many renewals
-// got no answer, how many found their lock gone, and how long the round
-// took. It must not block.
-func (w *Watchdog) OnRound(f func(leases, failures, lost int, took time.Duration)) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.onRound = f
-}
-
-// A Holder is told when its lease ends other than by Stop (see Start).
-type Holder interface {
-	// LeaseLost is called at most once, from the watchdog's goroutine; it
-	// must not block.
-	LeaseLost(reason error)
-}
-
-// lostFunc is Watch's lost as a Holder.
-type lostFunc func(reason error)
-
-func (f lostFunc) LeaseLost(reason error) { f(reason) }
 
 // Watch starts renewing a lock acquired by a call sent at acquired. lost is
 // called at most once, from the watchdog's goroutine, when the lease ends
 // other than by Stop; it must not block.
 func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error)) (*Lease, error) {
 	l := new(Lease)
-	if err := w.Start(l, r, acquired, lostFunc(lost)); err != nil {
+	// Renewal has renew.Renewal's fields: the conversion copies them.
+	if err := w.w.Start(&l.l, renew.Renewal(r), acquired, lostFunc(lost)); err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-// Start is Watch for a zero Lease l that the caller keeps in a record of
-// its own, such as its local record of the lock, which saves it an
-// allocation a lock: h is told when the lease ends other than by Stop. A
-// Lease is started once.
-func (w *Watchdog) Start(l *Lease, r Renewal, acquired time.Time, h Holder) error {
-	if r.Timeout < 0 {
-		return fmt.Errorf("watchdog: negative renewal timeout %v", r.Timeout)
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.stopped {
-		return ErrStopped
-	}
-	s, fresh := w.scheduleLocked(cmp.Or(r.Timeout, w.timeout), acquired)
-	s.leases++
-	l.w, l.r, l.lost, l.renewed, l.s = w, r, h, acquired, s
-	w.leases[l] = struct{}{}
-	if fresh || w.deadlineLocked(l).Before(w.armed) {
-		// A round to schedule, or a deadline before run's timer fires
-		// (an acquire sent long ago, a wide margin, a short lease).
-		w.wake()
-	}
-	return nil
-}
+// lostFunc is Watch's lost as a renew.Holder.
+type lostFunc func(reason error)
 
-// Len reports how many leases the watchdog renews.
-func (w *Watchdog) Len() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.leases)
-}
+func (f lostFunc) LeaseLost(reason error) { f(reason) }
+
+// SetMargin sets how long before the latest safe instant (the send time
+// of the last successful renewal plus the timeout) a lease that no
+// renewal reached is reported lost, for every lease from then on. The
+// margin is what the holder has left to notice the loss and stop; it
+// also absorbs the delay of the watchdog's timer and goroutines on a
+// loaded machine, which does not shrink with the timeout. The default,
+// a tenth of the timeout, is 3 s of Redisson's 30 s; clock drift between
+// client and server needs far less (see the relock package's
+// Options.LeaseMargin). d must be at least 0 and below half the timeout:
+// renewals go out every third of it, and a larger margin would report
+// leases lost before a renewal, or its retries, could save them. A
+// lease with a timeout of its own (Renewal.Timeout) gets the same
+// fraction of that timeout, which keeps it in the same range.
+func (w *Watchdog) SetMargin(d time.Duration) error { return w.w.SetMargin(d) }
 
 // Stop ends every lease without calling lost and waits for the watchdog's
 // goroutines to return. It is idempotent.
-func (w *Watchdog) Stop() {
-	w.mu.Lock()
-	if !w.stopped {
-		w.stopped = true
-		for l := range w.leases {
-			l.ended = true
-		}
-		clear(w.leases)
-		clear(w.schedules)
-		close(w.stop)
-	}
-	w.mu.Unlock()
-	// Closing the watchdog's own client, if it has one, cuts short a
-	// round stuck on a frozen server.
-	_ = w.closeRdb()
-	<-w.done
-}
-
-// run owns the renewal rounds. It wakes when a schedule is due, and a
-// round renews the leases of every schedule due (collectLocked). At most
-// one round is in flight; a round that outlives the shortest interval is
-// cut off by its context's deadline (the client honours deadlines: see
-// deadlineClient), a schedule that fell due meanwhile goes as soon as it
-// ends, and the expiry timer keeps firing meanwhile, so a stalled server
-// cannot delay a loss report. A Check starts a round of the leases
-// checked, and of any schedule due, at once or as soon as the round in
-// flight ends. After a round with errors, the schedules of the leases
-// that failed are due again after their retry wait.
-func (w *Watchdog) run() {
-	defer close(w.done)
-	// With no lease nearer its deadline, the expiry timer fires every
-	// interval of the watchdog's timeout.
-	idle := w.timeout / 3
-	tick := time.NewTimer(idle)
-	defer tick.Stop()
-	expiry := time.NewTimer(idle)
-	defer expiry.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	results := make(chan round, 1)
-	inflight, checking := false, false
-	start := func() {
-		w.mu.Lock()
-		leases, cutoff := w.collectLocked(time.Now())
-		w.mu.Unlock()
-		if len(leases) > 0 {
-			inflight = true
-			go w.round(ctx, leases, cutoff, results)
-		}
-	}
-	for {
-		next, scheduled, untilExpiry := w.untilNext(idle)
-		expiry.Reset(untilExpiry)
-		// While a round is in flight the tick waits: a schedule due
-		// goes when the round ends.
-		var ticks <-chan time.Time
-		if scheduled && !inflight {
-			tick.Reset(next)
-			ticks = tick.C
-		}
-		select {
-		case <-w.stop:
-			cancel()
-			if inflight {
-				<-results
-			}
-			return
-		case <-ticks:
-			start()
-		case <-w.checks:
-			if inflight {
-				checking = true
-				break
-			}
-			start()
-		case r := <-results:
-			inflight = false
-			w.apply(r)
-			if checking {
-				checking = false
-				start()
-			}
-		case now := <-expiry.C:
-			w.expire(now)
-		case <-w.rearm:
-		}
-	}
-}
-
-func (w *Watchdog) expire(now time.Time) {
-	var lost []*Lease
-	w.mu.Lock()
-	for l := range w.leases {
-		if !now.Before(w.deadlineLocked(l)) {
-			lost = append(lost, w.endLocked(l))
-		}
-	}
-	w.mu.Unlock()
-	for _, l := range lost {
-		w.fire(l, ErrExpired)
-	}
-}
-
-func (w *Watchdog) endLocked(l *Lease) *Lease {
-	l.ended = true
-	w.dropLocked(l)
-	return l
-}
-
-// fire calls l's lost callback unless l was stopped since it ended: an
-// earlier callback of the same batch, or any Stop that returned before
-// this point, wins.
-func (w *Watchdog) fire(l *Lease, reason error) {
-	w.mu.Lock()
-	stopped := l.stopped
-	w.mu.Unlock()
-	if !stopped {
-		l.lost.LeaseLost(reason)
-	}
-}
-
-// deadlineClient returns a client that cuts a call off at its context's
-// deadline: rdb itself when it does (ContextTimeoutEnabled), otherwise a
-// client of the watchdog's own with rdb's options and that setting.
-func deadlineClient(rdb redis.UniversalClient) (redis.UniversalClient, func() error) {
-	return derive.Unless(rdb, derive.Settings{HonourDeadline: true}, func(_ int, deadlines bool) bool { return deadlines })
-}
+func (w *Watchdog) Stop() { w.w.Stop() }

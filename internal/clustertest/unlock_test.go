@@ -10,9 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
 	"github.com/relock-go/relock/reentrant"
-	"github.com/relock-go/relock/scripts"
 )
 
 var errInjected = errors.New("injected: connection lost")
@@ -53,7 +53,7 @@ func TestFailedUnlockStopsRenewal(t *testing.T) {
 	opts.MaxRetries, opts.ContextTimeoutEnabled = -1, true
 	rdb := redis.NewClusterClient(opts)
 	t.Cleanup(func() { rdb.Close() })
-	fail := &failScript{sha: scripts.Unlock().Hash()}
+	fail := &failScript{sha: lua.Unlock().Hash()}
 	rdb.AddHook(fail)
 	const timeout = 1500 * time.Millisecond
 	rc := newClient(t, rdb, &relock.Options{WatchdogTimeout: timeout})

@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/renew"
 	"github.com/relock-go/relock/observe"
-	"github.com/relock-go/relock/watchdog"
 )
 
 // Config is what a Client is made of: the root package's Options with
@@ -39,7 +39,7 @@ type Config struct {
 	// its hold's contexts are cancelled; 0 for the watchdog's default (a
 	// tenth of WatchdogTimeout) and none for fixed leases. If set, it is
 	// below WatchdogTimeout/2. A lock renewed with a lease of its own
-	// (watchdog.Renewal.Timeout) gets the same fraction of that lease.
+	// (renew.Renewal.Timeout) gets the same fraction of that lease.
 	LeaseMargin time.Duration
 }
 
@@ -50,7 +50,7 @@ type Config struct {
 // Lock order, outermost first (the package doc argues it):
 // redlock.RedLock.mu and multilock.MultiLock.mu (never held across a call
 // into core) > life.ops (read) > pubsub.mu > bg.mu; holds.mu > an
-// owner's tracker.mu > watchdog.Watchdog.mu; syncs.mu alone.
+// owner's tracker.mu > renew.Watchdog.mu; syncs.mu alone.
 // pubsub.Hub's mutex is taken under none of these.
 type Client struct {
 	ID string
@@ -64,7 +64,7 @@ type Client struct {
 	WatchdogArg     any // WatchdogTimeout in ms as a script argument, boxed once
 
 	cfg      Config
-	watchdog *watchdog.Watchdog
+	watchdog *renew.Watchdog
 	// bounded: the client's own timeouts bound every round trip within
 	// OpTimeout (see OpContext).
 	bounded bool
@@ -94,7 +94,7 @@ func NewClient(rdb redis.UniversalClient, cfg Config) *Client {
 		WatchdogTimeout: cfg.WatchdogTimeout,
 		WatchdogArg:     Millis(cfg.WatchdogTimeout),
 		cfg:             cfg,
-		watchdog:        watchdog.New(calls, cfg.WatchdogTimeout, cfg.Log),
+		watchdog:        renew.New(calls, cfg.WatchdogTimeout, cfg.Log),
 		holds:           holdTable{m: make(map[HoldKey]*hold)},
 		syncs:           syncs{views: make(map[string]replicaView)},
 	}

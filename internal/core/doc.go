@@ -38,7 +38,7 @@
 //  3. pubsubMode.mu, then background.mu (a probe starts under the
 //     first);
 //  4. holdTable.mu, then an owner's tracker.mu (leak.go), then
-//     watchdog.Watchdog.mu (Granted starts a lease under holdTable.mu);
+//     renew.Watchdog.mu (Granted starts a lease under holdTable.mu);
 //  5. syncs.mu, a leaf.
 //
 // pubsub.Hub's mutex is taken under none of core's (a hub is made under

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/relock-go/relock/watchdog"
+	"github.com/relock-go/relock/internal/renew"
 )
 
 // HoldKey names one owner's holds on one lock of a client. Field is the
@@ -87,10 +87,10 @@ type hold struct {
 	count    int
 	token    int64
 	ends     Ends
-	lease    *watchdog.Lease // watchdog mode: &watch once started
-	watch    watchdog.Lease  // the lease, in the hold's own allocation
-	expiry   *time.Timer     // fixed-lease mode: forgets the hold at its end
-	releaser Releaser        // releases the holds when the client shuts down
+	lease    *renew.Lease // watchdog mode: &watch once started
+	watch    renew.Lease  // the lease, in the hold's own allocation
+	expiry   *time.Timer  // fixed-lease mode: forgets the hold at its end
+	releaser Releaser     // releases the holds when the client shuts down
 	// A tracked owner's hold (leak.go): its owner, and the stack of its
 	// first Lock call when Config.LeakStacks is set. Set under both
 	// holdTable.mu and the owner's tracker.mu.
@@ -172,11 +172,11 @@ func (h *hold) end(cause error) {
 
 // A Grant describes a successful acquire.
 type Grant struct {
-	Kind    string           // the lock's package, for the Observer
-	Sent    time.Time        // when the acquiring call was sent
-	Lease   time.Duration    // fixed lease; 0 means the watchdog renews
-	Renewal watchdog.Renewal // watchdog mode: how to renew, and its Timeout the lease renewed
-	Token   int64            // fencing token, 0 if none
+	Kind    string        // the lock's package, for the Observer
+	Sent    time.Time     // when the acquiring call was sent
+	Lease   time.Duration // fixed lease; 0 means the watchdog renews
+	Renewal renew.Renewal // watchdog mode: how to renew, and its Timeout the lease renewed
+	Token   int64         // fencing token, 0 if none
 	// Releaser, if set, releases the hold when the client shuts down.
 	Releaser Releaser
 	// Handoff marks a hold handed over in Redis (a release's grant),

@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/renew"
 	"github.com/relock-go/relock/pubsub"
-	"github.com/relock-go/relock/watchdog"
 )
 
 // A ForceUnlock deletes a lock whoever holds it. Its holders on the
@@ -77,7 +77,7 @@ func (c *Client) Listen() {
 // that a ForceUnlock on another client deleted. It is the hub's callback,
 // called on its delivery goroutine with no lock held, and does not block: each
 // of the client's holds on name is checked in Redis in the background. A
-// watchdog-renewed hold's lease is renewed now (watchdog.Lease.Check),
+// watchdog-renewed hold's lease is renewed now (renew.Lease.Check),
 // and the watchdog reports it lost if the renewal finds it gone, which
 // ends the hold with ErrLockLost; a fixed-lease hold, which must not be
 // renewed, is read (verify).
@@ -85,7 +85,7 @@ func (c *Client) notice(name string) {
 	type check struct {
 		key   HoldKey
 		h     *hold
-		lease *watchdog.Lease
+		lease *renew.Lease
 		count int
 	}
 	var checks []check

@@ -276,5 +276,5 @@ func waitReply(cmd *redis.Cmd) (int64, error) {
 func NilReply(reply any) bool { return reply == nil }
 
 // OneReply reports a reply of 1, a lock's acquire script's "acquired"
-// (see package scripts).
+// (see package lua).
 func OneReply(reply any) bool { return reply == int64(1) }

@@ -16,8 +16,8 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/observe"
-	"github.com/relock-go/relock/scripts"
 )
 
 // DefaultWaitTimeout is how long a queued waiter may stay silent before
@@ -106,8 +106,8 @@ func (m *Mutex) init(pkg string, rc *relock.Client, name string, lease, waitTime
 		m.l.Gone,
 	}
 	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
-	m.acquireCall.Bind(scripts.FairAcquire(), m.keys[:], boxed)
-	m.unlockCall.Bind(scripts.FairUnlock(), m.keys[:4], boxed[:4])
+	m.acquireCall.Bind(lua.FairAcquire(), m.keys[:], boxed)
+	m.unlockCall.Bind(lua.FairUnlock(), m.keys[:4], boxed[:4])
 	// A late attempt may queue the owner: its record lasts as long as a
 	// silent waiter stays queued.
 	m.l.GoneFor = waitTimeout

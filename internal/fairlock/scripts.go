@@ -10,7 +10,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
-	"github.com/relock-go/relock/scripts"
+	"github.com/relock-go/relock/internal/lua"
 )
 
 // Acquire runs the fair acquire script once. Replies: 1 (acquired), 0
@@ -69,7 +69,7 @@ func (o *ops) Channel(field string) (string, string) {
 func (o *ops) Foreign(field string) string { return layout.FairWaiterChannel(o.l.Name, field) }
 
 func (o *ops) GiveUp(ctx context.Context, f hashlock.Field, holding bool) error {
-	_, err := core.Eval(ctx, o.l.C.Redis, scripts.FairGiveUp(), o.keys[:4], f.Arg, o.waitArg, o.l.C.PublishArg(), o.l.LeaseArg(), core.Flag(holding))
+	_, err := core.Eval(ctx, o.l.C.Redis, lua.FairGiveUp(), o.keys[:4], f.Arg, o.waitArg, o.l.C.PublishArg(), o.l.LeaseArg(), core.Flag(holding))
 	return err
 }
 
@@ -78,5 +78,5 @@ func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, 
 }
 
 func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, o.l.C.Redis, scripts.FairForceUnlock(), o.keys[:4], o.l.C.PublishArg(), o.l.LeaseArg())
+	return core.Eval(ctx, o.l.C.Redis, lua.FairForceUnlock(), o.keys[:4], o.l.C.PublishArg(), o.l.LeaseArg())
 }

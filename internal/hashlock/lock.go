@@ -20,11 +20,11 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/renew"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
 	"github.com/relock-go/relock/pubsub"
-	"github.com/relock-go/relock/scripts"
-	"github.com/relock-go/relock/watchdog"
 )
 
 // A Result is the outcome of one acquire attempt.
@@ -151,7 +151,7 @@ type (
 	// A Renewer makes the watchdog's renewal of field's holds. Ops
 	// without it renew the hash while field exists.
 	Renewer interface {
-		Renewal(f Field) watchdog.Renewal
+		Renewal(f Field) renew.Renewal
 	}
 )
 
@@ -262,7 +262,7 @@ func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Durat
 // SetRenewed gives a lock without a fixed Lease a renewed lease of its
 // own, d in whole ms, in place of the client's WatchdogTimeout: its
 // acquires set it, and the client's watchdog renews it every d/3 and
-// reports it lost in proportion (watchdog.Renewal.Timeout). The caller
+// reports it lost in proportion (renew.Renewal.Timeout). The caller
 // has checked d (at least relock.MinWatchdogTimeout). Call it after Init.
 func (l *Lock) SetRenewed(d time.Duration) {
 	if l.C == nil || l.Lease > 0 {
@@ -498,7 +498,7 @@ func (a *acquire) Handoff(ctx context.Context, note string) (bool, error) {
 		// WAIT behind it on the same connection, which counts every
 		// write the master made before it.
 		g.Sent = time.Now()
-		n, err := l.C.EvalAcquire(opctx, core.OneReply, scripts.Renew(), l.renewKeys[:], l.leaseArg, a.f.Arg)
+		n, err := l.C.EvalAcquire(opctx, core.OneReply, lua.Renew(), l.renewKeys[:], l.leaseArg, a.f.Arg)
 		if err != nil || n != int64(1) {
 			return false, nil
 		}
@@ -556,7 +556,7 @@ func (a *acquire) take(ctx context.Context, g core.Grant) (wait.Outcome, error) 
 	return wait.Outcome{Acquired: true}, nil
 }
 
-func (l *Lock) renewal(f Field) watchdog.Renewal {
+func (l *Lock) renewal(f Field) renew.Renewal {
 	if r, ok := l.Ops.(Renewer); ok {
 		return r.Renewal(f)
 	}
@@ -566,9 +566,9 @@ func (l *Lock) renewal(f Field) watchdog.Renewal {
 // HashRenewal is the renewal of f's holds that Ops without a Renewer
 // get: the hash's lease (the lock's own, if SetRenewed gave it one),
 // while f's field exists.
-func (l *Lock) HashRenewal(f Field) watchdog.Renewal {
-	return watchdog.Renewal{
-		Script:  scripts.Renew(),
+func (l *Lock) HashRenewal(f Field) renew.Renewal {
+	return renew.Renewal{
+		Script:  lua.Renew(),
 		Keys:    l.renewKeys[:],
 		Args:    []any{l.renewArg, f.Arg},
 		Timeout: l.renewed,

@@ -3,7 +3,7 @@
 // a client's id: Redisson's, which relock shares so that its clients and
 // Redisson's exclude and wake each other, and relock's own, which
 // Redisson ignores. It is the one place these names are spelled; the
-// scripts (package scripts) get them as KEYS, and docs/wire-layout.md
+// scripts (package lua) get them as KEYS, and docs/wire-layout.md
 // describes them. Each function says which Redisson class it mirrors, or
 // that the name is relock's own.
 //
@@ -88,7 +88,7 @@ func LockGone(name string) string { return prefix("relock_lock_gone", name) }
 // PermitsGone is relock's record of the permit ids whose acquires its
 // clients undid on the expirable permits named name,
 // "relock_permits_gone:{<name>}": a ZSET of ids scored with the epoch ms
-// until which each record lasts (scripts/permits_undo.lua). Redisson
+// until which each record lasts (internal/lua/permits_undo.lua). Redisson
 // never reads it.
 func PermitsGone(name string) string { return prefix("relock_permits_gone", name) }
 

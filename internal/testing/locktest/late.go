@@ -9,14 +9,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/scripts"
 )
 
 // acquireScripts are every hash lock's acquire scripts.
 var acquireScripts = []*redis.Script{
-	scripts.Acquire(), scripts.FencedAcquire(), scripts.NonReentrantAcquire(), scripts.FairAcquire(),
-	scripts.SpinAcquire(), scripts.RWReadAcquire(), scripts.RWWriteAcquire(), scripts.GroupAcquire(),
+	lua.Acquire(), lua.FencedAcquire(), lua.NonReentrantAcquire(), lua.FairAcquire(),
+	lua.SpinAcquire(), lua.RWReadAcquire(), lua.RWWriteAcquire(), lua.GroupAcquire(),
 }
 
 // lateAttempts: a wait whose attempts' replies were all lost gives up,

@@ -1,4 +1,4 @@
-package scripts
+package lua
 
 import (
 	"fmt"
@@ -91,11 +91,11 @@ func definitions(prelude string) []definition {
 			defs = append(defs, definition{text: text.String(), names: names})
 			text.Reset()
 		default:
-			panic(fmt.Sprintf("scripts: prelude line %q is not a top-level local", bare))
+			panic(fmt.Sprintf("lua: prelude line %q is not a top-level local", bare))
 		}
 	}
 	if fn {
-		panic("scripts: prelude ends inside a function")
+		panic("lua: prelude ends inside a function")
 	}
 	return defs
 }
@@ -110,7 +110,7 @@ func identifiers(src string) map[string]bool {
 		switch {
 		case c == '-' && strings.HasPrefix(src[i:], "--"):
 			if strings.HasPrefix(src[i:], "--[[") || strings.HasPrefix(src[i:], "--[=") {
-				panic("scripts: long comments are not supported")
+				panic("lua: long comments are not supported")
 			}
 			for i < len(src) && src[i] != '\n' {
 				i++
@@ -125,7 +125,7 @@ func identifiers(src string) map[string]bool {
 			}
 			i++
 		case c == '[' && (strings.HasPrefix(src[i:], "[[") || strings.HasPrefix(src[i:], "[=")):
-			panic("scripts: long strings are not supported")
+			panic("lua: long strings are not supported")
 		case c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
 			j := i + 1
 			for j < len(src) && (src[j] == '_' || src[j] >= 'a' && src[j] <= 'z' || src[j] >= 'A' && src[j] <= 'Z' || src[j] >= '0' && src[j] <= '9') {

@@ -1,4 +1,4 @@
-package watchdog_test
+package renew_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/scripts"
-	"github.com/relock-go/relock/watchdog"
+	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/renew"
 )
 
 // BenchmarkRound measures renewal rounds of n held locks on the package's
@@ -63,18 +63,18 @@ func benchmarkRound(b *testing.B, n int) {
 	}
 	// Loaded now, the renewal script is never answered NOSCRIPT: every
 	// round is one pipeline.
-	if err := scripts.Renew().Load(ctx, rdb).Err(); err != nil {
+	if err := lua.Renew().Load(ctx, rdb).Err(); err != nil {
 		b.Fatal(err)
 	}
 	rdb.AddHook(roundHook{rounds})
 
-	w := watchdog.New(rdb, timeout, nil)
+	w := renew.New(rdb, timeout, nil)
 	defer w.Stop()
 	lost := make(chan error, n)
 	sent := time.Now()
 	for i := range n {
 		key := fmt.Sprintf("%s:%d", prefix, i)
-		r := watchdog.Renewal{Script: scripts.Renew(), Keys: []string{key}, Args: []any{timeout.Milliseconds(), field}}
+		r := renew.Renewal{Script: lua.Renew(), Keys: []string{key}, Args: []any{timeout.Milliseconds(), field}}
 		if _, err := w.Watch(r, sent, func(err error) { lost <- err }); err != nil {
 			b.Fatal(err)
 		}

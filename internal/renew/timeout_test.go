@@ -1,4 +1,4 @@
-package watchdog_test
+package renew_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/watchdog"
+	"github.com/relock-go/relock/internal/renew"
 )
 
 // A short lease beside leases of the watchdog's timeout, as an election
@@ -23,7 +23,7 @@ const (
 )
 
 // shortRenewal is renewal for a lease of its own timeout.
-func shortRenewal(name, field string, lease time.Duration) watchdog.Renewal {
+func shortRenewal(name, field string, lease time.Duration) renew.Renewal {
 	r := renewal(name, field, lease)
 	r.Timeout = lease
 	return r
@@ -188,7 +188,7 @@ func TestVirtualShortExpiry(t *testing.T) {
 				}
 				m.SetError("ERR simulated outage")
 				got := sl.await(t, slease)
-				if !errors.Is(got.reason, watchdog.ErrExpired) {
+				if !errors.Is(got.reason, renew.ErrExpired) {
 					t.Fatalf("lost(%v), want ErrExpired", got.reason)
 				}
 				if d, want := got.at.Sub(last), slease-tc.want; d != want {

@@ -1,4 +1,4 @@
-package watchdog_test
+package renew_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/relock-go/relock/internal/renew"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/watchdog"
 )
 
 // A watched lock outlives its lease many times over, its TTL staying near
@@ -111,7 +111,7 @@ func TestLostWhenGone(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := l.await(t, wait)
-			if !errors.Is(got.reason, watchdog.ErrGone) {
+			if !errors.Is(got.reason, renew.ErrGone) {
 				t.Fatalf("lost(%v), want ErrGone", got.reason)
 			}
 			// The next round, at most lease/3 later, finds it gone.
@@ -198,7 +198,7 @@ func TestWatchStaleAcquire(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := l.await(t, wait)
-	if !errors.Is(got.reason, watchdog.ErrExpired) {
+	if !errors.Is(got.reason, renew.ErrExpired) {
 		t.Fatalf("lost(%v), want ErrExpired", got.reason)
 	}
 	if d := got.at.Sub(start); d > 2*time.Second {
@@ -247,7 +247,7 @@ func TestUnreachable(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := l.await(t, lease+wait)
-			if !errors.Is(got.reason, watchdog.ErrExpired) {
+			if !errors.Is(got.reason, renew.ErrExpired) {
 				t.Fatalf("lost(%v), want ErrExpired", got.reason)
 			}
 			last := c.lastSuccess()
@@ -455,7 +455,7 @@ func TestRestartLosesLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := l.await(t, lease+wait)
-	if !errors.Is(got.reason, watchdog.ErrGone) {
+	if !errors.Is(got.reason, renew.ErrGone) {
 		t.Fatalf("lost(%v), want ErrGone", got.reason)
 	}
 }
@@ -469,10 +469,10 @@ func TestStop(t *testing.T) {
 	rdb := srv.NewClient()
 	defer rdb.Close()
 	const lease = 600 * time.Millisecond
-	w := watchdog.New(rdb, lease, nil)
+	w := renew.New(rdb, lease, nil)
 	l := newLosses()
 	var names []string
-	var leases []*watchdog.Lease
+	var leases []*renew.Lease
 	for range 3 {
 		name := redistest.Key(t)
 		field, sent := hold(t, rdb, name, lease)
@@ -488,7 +488,7 @@ func TestStop(t *testing.T) {
 	if w.Len() != 0 {
 		t.Fatalf("Len() = %d after Stop, want 0", w.Len())
 	}
-	if _, err := w.Watch(renewal(names[0], "f", lease), time.Now(), l.lost); !errors.Is(err, watchdog.ErrStopped) {
+	if _, err := w.Watch(renewal(names[0], "f", lease), time.Now(), l.lost); !errors.Is(err, renew.ErrStopped) {
 		t.Fatalf("Watch after Stop = %v, want ErrStopped", err)
 	}
 	for _, le := range leases {
@@ -511,7 +511,7 @@ func TestNoLossAfterStop(t *testing.T) {
 	rdb := srv.Client(t)
 	const lease = 300 * time.Millisecond
 	for i := 0; i < 10; i += redistest.Short(1, 2) {
-		w := watchdog.New(rdb, lease, nil)
+		w := renew.New(rdb, lease, nil)
 		var stopped atomic.Bool
 		var late atomic.Int64
 		lost := func(error) {
@@ -552,7 +552,7 @@ func TestLostMayCallBack(t *testing.T) {
 	name := redistest.Key(t)
 	field, sent := hold(t, rdb, name, lease)
 	var mu sync.Mutex
-	var lease1 *watchdog.Lease
+	var lease1 *renew.Lease
 	done := make(chan int, 1)
 	mu.Lock()
 	lease1, err := w.Watch(renewal(name, field, lease), sent, func(error) {

@@ -1,4 +1,4 @@
-package scripts
+package lua
 
 import (
 	_ "embed"

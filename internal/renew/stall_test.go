@@ -1,4 +1,4 @@
-package watchdog_test
+package renew_test
 
 import (
 	"net"

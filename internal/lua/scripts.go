@@ -1,40 +1,4 @@
-// Package scripts holds relock's Lua scripts, one operation a file: every
-// operation of every lock type relock has, on Redisson's key layout.
-//
-// Run them yourself to work with Redisson-compatible locks from your own
-// code, without a relock Client: Acquire and Unlock take and release a
-// Redisson RLock, and Renew extends its lease (or let package watchdog
-// renew it); other functions do the same for the other lock types. A lock
-// taken so is the same record in Redis as one a relock or Redisson client
-// takes, and excludes them alike. Each function returns its script wrapped
-// in a *redis.Script, so calls (Run) go out as EVALSHA and fall back to
-// EVAL when the server answers NOSCRIPT.
-//
-// Every script names its KEYS, ARGV and replies in the header of its .lua
-// file, in this package's source. An owner field, ARGV of most lock
-// scripts, is "<client id>:<owner>". relock tells its own clients from
-// Redisson's by the client id: relock's are version-8 UUIDs, Redisson's
-// version 4. Code of your own should use a version-4 UUID, as Redisson
-// does, so that relock clients treat its holds as a Redisson client's.
-// Acquire's ARGV[3] is "0" for such code: relock's registry of waiters
-// is for waiters that listen on a relock client's channel. A waiter of
-// your own listens on the lock's channel, where a release publishes.
-//
-// Scripts share preludes of helpers, prepended in Go: Lua scripts cannot
-// include one another. A script carries only the helpers it uses, since
-// Redis makes every helper a script defines anew on each call. Scripts touch only keys passed in KEYS, and every
-// key a script touches shares the lock key's hash slot, so they run
-// unchanged on Redis Cluster. Channels are passed in KEYS too; the publish
-// command (PUBLISH or SPUBLISH) is an ARGV value. Key and channel names
-// follow Redisson's layout so that relock and Redisson clients can share
-// a lock.
-//
-// An acquire that takes the lock replies 1 rather than nil, where its
-// other replies leave 1 free to mean that: go-redis turns a nil reply
-// into the error redis.Nil, and deciding whether that error is worth a
-// retry costs it some 24 allocations, more than the rest of the call.
-// Replies are relock's own; Redisson never reads them.
-package scripts
+package lua
 
 import (
 	_ "embed"

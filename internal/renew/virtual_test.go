@@ -1,4 +1,4 @@
-package watchdog_test
+package renew_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/watchdog"
+	"github.com/relock-go/relock/internal/renew"
 )
 
 // These tests run in a testing/synctest bubble on miniredis with
@@ -28,7 +28,7 @@ const (
 // bubble returns, inside a bubble, a miniredis whose TTLs follow the fake
 // clock, a client on it with a counter hook, and a watchdog with lease
 // vlease; all end with the bubble's test.
-func bubble(t *testing.T) (*miniredis.Miniredis, *redis.Client, *counter, *watchdog.Watchdog) {
+func bubble(t *testing.T) (*miniredis.Miniredis, *redis.Client, *counter, *renew.Watchdog) {
 	t.Helper()
 	m := miniredis.NewMiniRedis()
 	m.ClockTTL(true)
@@ -101,7 +101,7 @@ func TestVirtualGone(t *testing.T) {
 		settle(vinterval + vinterval/2)
 		m.Del("lock")
 		got := l.await(t, vlease)
-		if !errors.Is(got.reason, watchdog.ErrGone) {
+		if !errors.Is(got.reason, renew.ErrGone) {
 			t.Fatalf("lost(%v), want ErrGone", got.reason)
 		}
 		if d := got.at.Sub(sent); d != 2*vinterval {
@@ -133,7 +133,7 @@ func TestVirtualExpiry(t *testing.T) {
 		m.SetError("ERR simulated outage")
 		got := l.await(t, vlease)
 		m.SetError("")
-		if !errors.Is(got.reason, watchdog.ErrExpired) {
+		if !errors.Is(got.reason, renew.ErrExpired) {
 			t.Fatalf("lost(%v), want ErrExpired", got.reason)
 		}
 		if d, want := got.at.Sub(last), vlease-vlease/10; d != want {
@@ -159,15 +159,15 @@ func TestVirtualNoLossAfterLeaseStop(t *testing.T) {
 		end  func(m *miniredis.Miniredis)
 		want error
 	}{
-		{"gone", func(m *miniredis.Miniredis) { m.Del("a"); m.Del("b") }, watchdog.ErrGone},
-		{"expired", func(m *miniredis.Miniredis) { m.SetError("ERR simulated outage") }, watchdog.ErrExpired},
+		{"gone", func(m *miniredis.Miniredis) { m.Del("a"); m.Del("b") }, renew.ErrGone},
+		{"expired", func(m *miniredis.Miniredis) { m.SetError("ERR simulated outage") }, renew.ErrExpired},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				m, rdb, _, w := bubble(t)
 				var (
 					mu      sync.Mutex
-					leases  = map[string]*watchdog.Lease{}
+					leases  = map[string]*renew.Lease{}
 					stopped = map[string]bool{}
 					calls   []string
 				)

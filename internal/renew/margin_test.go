@@ -1,4 +1,4 @@
-package watchdog_test
+package renew_test
 
 import (
 	"errors"
@@ -6,7 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/relock-go/relock/watchdog"
+	"github.com/relock-go/relock/internal/renew"
 )
 
 // SetMargin takes a margin in [0, timeout/2) and refuses the rest.
@@ -52,7 +52,7 @@ func TestVirtualMargin(t *testing.T) {
 		// flight would otherwise reset it once the error is gone.
 		ttl := m.TTL("lock")
 		m.SetError("")
-		if !errors.Is(got.reason, watchdog.ErrExpired) {
+		if !errors.Is(got.reason, renew.ErrExpired) {
 			t.Fatalf("lost(%v), want ErrExpired", got.reason)
 		}
 		if d, want := got.at.Sub(last), vlease-margin; d != want {
@@ -84,7 +84,7 @@ func TestVirtualMarginEarlyDeadline(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := l.await(t, vlease)
-		if !errors.Is(got.reason, watchdog.ErrExpired) {
+		if !errors.Is(got.reason, renew.ErrExpired) {
 			t.Fatalf("lost(%v), want ErrExpired", got.reason)
 		}
 		if d, want := got.at.Sub(acquired), vlease-margin; d != want {

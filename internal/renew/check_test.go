@@ -1,4 +1,4 @@
-package watchdog_test
+package renew_test
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/relock-go/relock/watchdog"
+	"github.com/relock-go/relock/internal/renew"
 )
 
 // errHint is the reason a check's caller gives for a loss it finds.
@@ -79,7 +79,7 @@ func TestVirtualCheckHeld(t *testing.T) {
 		}
 		m.Del("lock")
 		got := l.await(t, vlease)
-		if !errors.Is(got.reason, watchdog.ErrGone) {
+		if !errors.Is(got.reason, renew.ErrGone) {
 			t.Fatalf("lost(%v) after a stale check, want ErrGone", got.reason)
 		}
 	})
@@ -99,7 +99,7 @@ func TestVirtualCheckBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := newLosses()
-		var leases []*watchdog.Lease
+		var leases []*renew.Lease
 		for _, name := range []string{"a", "b", "c", "d"} {
 			field, sent := hold(t, rdb, name, vlease)
 			lease, err := w.Watch(renewal(name, field, vlease), sent, l.lost)

@@ -1,4 +1,4 @@
-package scripts
+package lua
 
 import (
 	_ "embed"
@@ -64,7 +64,7 @@ func PermitsRelease() *redis.Script { return permitsRelease }
 func PermitsUndo() *redis.Script { return permitsUndo }
 
 // PermitsUpdate returns the script that moves a held permit's expiry
-// (Redisson's updateLeaseTime), also a watchdog.Renewal's script: 1 while
+// (Redisson's updateLeaseTime), also a renew.Renewal's script: 1 while
 // the permit is held, 0 once it is not.
 func PermitsUpdate() *redis.Script { return permitsUpdate }
 
