@@ -19,8 +19,9 @@
 -- Reply: 1 when the caller now holds the lock (hold count + 1, or with
 -- "2" and "3" its hold as it was; TTL reset to the lease). Otherwise
 -- {pttl, foreign}: the hash's PTTL in milliseconds, which bounds how long
--- a waiter may sleep before the lock can expire on its own, and 1 when
--- the holder is not a relock client. 0 when the attempt is late: relock
+-- a waiter may sleep before the lock can expire on its own, and, for a
+-- listening waiter ("1" or "2"), 1 when the holder is not a relock
+-- client (always 0 otherwise). 0 when the attempt is late: relock
 -- gave it up already, and nothing changes.
 if late(KEYS[3], ARGV[2], ARGV[4]) then
 	return 0
