@@ -20,6 +20,7 @@ package wait
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -128,6 +129,13 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 		return fmt.Errorf("%w: %w", core.ErrNotAcquired, ctx.Err())
 	}
 	defer func() {
+		// An attempt the client's Close cut off fails with go-redis's
+		// "client is closed" or a broken connection: the wait ended
+		// because the client closed, as when it was asleep (the hub
+		// closes first).
+		if err != nil && ctx.Err() == nil && !errors.Is(err, core.ErrClosed) && hubClosed(s.Hub) {
+			err = fmt.Errorf("%w (%w)", core.ErrClosed, err)
+		}
 		// A single attempt leaves nothing to undo.
 		if err != nil && quitter != nil && s.Wait != 0 {
 			if gerr := quitter.GiveUp(ctx); gerr != nil {
@@ -262,6 +270,16 @@ func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
 			return core.ErrClosed
 		}
 		again = true
+	}
+}
+
+// hubClosed reports whether h was closed: its client began to close.
+func hubClosed(h *pubsub.Hub) bool {
+	select {
+	case <-h.Done():
+		return true
+	default:
+		return false
 	}
 }
 
