@@ -184,7 +184,7 @@ func (c *Client) ForceUnlocked(ctx context.Context, name string, fields []string
 	})
 	if err != nil && c.cfg.Log != nil {
 		c.cfg.Log.Warn("relock: force-unlock could not tell the holders' clients; they learn at their next renewal",
-			"lock", name, "clients", len(ids), "error", err)
+			"lock", LockName(name), "clients", len(ids), "error", err)
 	}
 }
 
