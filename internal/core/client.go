@@ -45,13 +45,8 @@ type Config struct {
 
 // Client is the state behind a *relock.Client. NewClient sets every
 // field; none changes after it returns. The exported fields are read
-// without a lock; the parts with state of their own guard it themselves.
-//
-// Lock order, outermost first (the package doc argues it):
-// redlock.RedLock.mu and multilock.MultiLock.mu (never held across a call
-// into core) > life.ops (read) > pubsub.mu > bg.mu; holds.mu > an
-// owner's tracker.mu > watchdog.Watchdog.mu; syncs.mu alone.
-// pubsub.Hub's mutex is taken under none of these.
+// without a lock; the parts with state of their own guard it themselves,
+// in the order the package doc's "Lock order" gives.
 type Client struct {
 	ID string
 	// Redis sends relock's calls other than acquires (give-ups, state
