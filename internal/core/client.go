@@ -35,10 +35,8 @@ type Config struct {
 	// waiter leaves (pubsub.Hub.SetLinger).
 	Linger       time.Duration
 	MaxLingering int
-	// LeaseMargin is how long before a lease could end on the server
-	// its hold's contexts are cancelled; 0 for the watchdog's default (a
-	// tenth of WatchdogTimeout) and none for fixed leases. If set, it is
-	// below WatchdogTimeout/2. A lock renewed with a lease of its own
+	// LeaseMargin is relock.Options.LeaseMargin, validated; 0 for the
+	// watchdog's default. A lock renewed with a lease of its own
 	// (watchdog.Renewal.Timeout) gets the same fraction of that lease.
 	LeaseMargin time.Duration
 }
