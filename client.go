@@ -80,10 +80,10 @@ type Options struct {
 
 	// LeakStacks records the stack of every Lock call whose hold could be
 	// reported as a forgotten unlock (a lock context dropped without
-	// Unlock: see the package doc's "Forgotten unlocks"), and adds it to
-	// the report. It costs each such Lock a walk of its stack and an
-	// allocation: turn it on to find where a reported lock was taken.
-	// Default off: reports name the lock and its owner only.
+	// Unlock: see docs/leaks.md), and adds it to the report. It costs
+	// each such Lock a walk of its stack and an allocation: turn it on
+	// to find where a reported lock was taken. Default off: reports name
+	// the lock and its owner only.
 	LeakStacks bool
 
 	// SyncReplicas sets replica sync, which keeps a lock through a
@@ -271,7 +271,7 @@ const CloseTimeout = core.CloseTimeout
 // is done already, a wait leaving a fair lock's queue, the undo of an
 // acquire whose reply was lost. What Redis has not confirmed by then goes
 // on in the background, for up to OpTimeout, and the lease bounds what
-// that cannot do. See the package doc's "Deadlines".
+// that cannot do. See "Deadlines, call by call" in docs/guarantees.md.
 const CleanupGrace = core.Grace
 
 // OpTimeout bounds each Redis round trip made for a context without a

@@ -35,7 +35,7 @@ func BenchmarkLockUnlock(b *testing.B) {
 // BenchmarkLockUnlockNewOwner is BenchmarkLockUnlock for a context that
 // carries no owner, as in mu.Lock(ctx) with a request's context: each
 // Lock makes an owner, and tracks the context it returns so that a
-// forgotten Unlock is caught (see the relock package doc).
+// forgotten Unlock is caught (see docs/leaks.md).
 func BenchmarkLockUnlockNewOwner(b *testing.B) {
 	mu := reentrant.New(newClient(b, nil), redistest.Key(b), nil)
 	ctx := context.Background()

@@ -170,7 +170,7 @@ func (s *Side) TryLock(ctx context.Context, wait time.Duration) (context.Context
 
 // Unlock releases one hold of ctx's owner on this side. It runs on ctx's
 // values and deadline, not its cancellation (relock.CleanupGrace when ctx
-// is done already: see the relock package doc's "Deadlines"), and
+// is done already: see docs/guarantees.md, "Deadlines, call by call"), and
 // returns an error matching relock.ErrNotHeld, changing nothing, when
 // ctx's owner holds none.
 func (s *Side) Unlock(ctx context.Context) error { return s.l.Unlock(ctx) }

@@ -1,6 +1,8 @@
 // Package core holds what the root package and the lock packages share
 // without exporting it to users: the client's guts, owners in contexts,
-// local hold records, name derivation and the sentinel errors.
+// local hold records, name derivation and the sentinel errors. Where it
+// sits among relock's layers, and the path of a Lock and an Unlock
+// through them: docs/architecture.md.
 //
 // # The parts of a Client
 //
