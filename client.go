@@ -62,28 +62,11 @@ type Options struct {
 	WatchdogTimeout time.Duration
 
 	// LeaseMargin is how long before a lease could run out on the
-	// server the holder's context is cancelled with ErrLockLost. With
-	// the watchdog that is when no renewal has succeeded for
-	// WatchdogTimeout less the margin since the last successful one was
-	// sent: the server applied that renewal after its send, so the
-	// context ends at least the margin before the lock can be taken by
-	// someone else. The margin is the holder's time to notice and stop,
-	// and absorbs the client's timer and scheduling delays (tens of
-	// milliseconds on a loaded machine, more in a long pause); the drift
-	// between the client's and the server's clock rates needs far less
-	// (a few parts in 10^5 of the lease). No margin covers a step of the
-	// server's wall clock, by which Redis expires keys.
-	//
-	// Zero, the default, is a tenth of WatchdogTimeout (3 s of the
-	// default) for watchdog leases, and none for fixed leases, whose
-	// context ends when the lease does, at the acquire's send time plus
-	// the lease: that is its deadline, known when Lock returns, so the
-	// caller can keep a margin of its own. A positive margin applies to
-	// every lease, fixed ones too (their deadline comes that much
-	// earlier; a fixed lease no longer than the margin returns a context
-	// cancelled at once), and must be below WatchdogTimeout/2: renewals
-	// go out every third of it, and a wider margin would end holds that
-	// a renewal, or its retries, could still save.
+	// server the holder's context is cancelled with ErrLockLost: the
+	// holder's time to notice and stop. Default a tenth of
+	// WatchdogTimeout for renewed leases, none for fixed ones; if set,
+	// it applies to both and is below WatchdogTimeout/2. Why, and its
+	// limits: docs/guarantees.md.
 	LeaseMargin time.Duration
 
 	// PubSub selects global or sharded pub/sub. Default PubSubAuto.
@@ -97,10 +80,10 @@ type Options struct {
 
 	// LeakStacks records the stack of every Lock call whose hold could be
 	// reported as a forgotten unlock (a lock context dropped without
-	// Unlock: see the package doc's "Forgotten unlocks"), and adds it to
-	// the report. It costs each such Lock a walk of its stack and an
-	// allocation: turn it on to find where a reported lock was taken.
-	// Default off: reports name the lock and its owner only.
+	// Unlock: see docs/leaks.md), and adds it to the report. It costs
+	// each such Lock a walk of its stack and an allocation: turn it on
+	// to find where a reported lock was taken. Default off: reports name
+	// the lock and its owner only.
 	LeakStacks bool
 
 	// SyncReplicas sets replica sync, which keeps a lock through a
@@ -288,7 +271,7 @@ const CloseTimeout = core.CloseTimeout
 // is done already, a wait leaving a fair lock's queue, the undo of an
 // acquire whose reply was lost. What Redis has not confirmed by then goes
 // on in the background, for up to OpTimeout, and the lease bounds what
-// that cannot do. See the package doc's "Deadlines".
+// that cannot do. See "Deadlines, call by call" in docs/guarantees.md.
 const CleanupGrace = core.Grace
 
 // OpTimeout bounds each Redis round trip made for a context without a

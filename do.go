@@ -16,13 +16,9 @@ import (
 // error matching ErrLockLost, and fn's context was cancelled with that
 // cause. When Lock fails, fn does not run and Do returns Lock's error.
 //
-// fn should watch its context: it is cancelled when the lock is lost, or
-// when the Client closes. When renewals fail (Redis hangs, a
-// partition), it is cancelled with ErrLockLost Options.LeaseMargin
-// before the server could let someone else in: a tenth of
-// WatchdogTimeout by default, which is fn's time to stop. With a fixed
-// lease it ends at the lease's end (its deadline), or the margin before
-// when Options.LeaseMargin is set.
+// fn should watch its context: it is cancelled when the lock is lost
+// (Options.LeaseMargin before the server could let someone else in,
+// which is fn's time to stop), or when the Client closes.
 func Do(ctx context.Context, l Locker, fn func(ctx context.Context) error) (err error) {
 	if core.IsNil(l) || fn == nil {
 		return fmt.Errorf("relock: Do with a nil Locker or func: %w", ErrInvalidArgument)

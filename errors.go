@@ -35,7 +35,7 @@ var (
 	// hold ended because every context its Lock calls returned became
 	// unreachable without an Unlock: a forgotten Unlock. Its renewal
 	// stops and the lock is left to its lease. It matches ErrLockLost
-	// too. See the package doc's "Forgotten unlocks".
+	// too. See docs/leaks.md.
 	ErrLeaked = core.ErrLeaked
 
 	// ErrUnlocked is the cause (context.Cause) of a lock context

@@ -220,17 +220,17 @@ func TestNotLeaked(t *testing.T) {
 	t.Run("kept", func(t *testing.T) {
 		name := redistest.Key(t)
 		mu := reentrant.New(e.rc, name, nil)
-		lctx := lockT(t, mu, bg)
+		lctx := redistest.Lock(t, mu, bg)
 		quiet(t, name)
 		runtime.KeepAlive(lctx)
-		unlockT(t, mu, lctx)
+		redistest.Unlock(t, mu, lctx)
 	})
 	t.Run("child", func(t *testing.T) {
 		name := redistest.Key(t)
 		mu := reentrant.New(e.rc, name, nil)
 		child, cancel := childOf(t, mu)
 		quiet(t, name)
-		unlockT(t, mu, child)
+		redistest.Unlock(t, mu, child)
 		cancel()
 	})
 	t.Run("dropped child", func(t *testing.T) {
@@ -248,7 +248,7 @@ func TestNotLeaked(t *testing.T) {
 		mu := reentrant.New(e.rc, name, nil)
 		outer := reenterAndDrop(t, mu)
 		quiet(t, name)
-		unlockT(t, mu, outer)
+		redistest.Unlock(t, mu, outer)
 		if err := mu.Unlock(outer); err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +259,7 @@ func TestNotLeaked(t *testing.T) {
 		owner := relock.WithNewOwner(bg)
 		lockAndDrop(t, &ownerLocker{mu, owner})
 		quiet(t, name)
-		unlockT(t, mu, owner)
+		redistest.Unlock(t, mu, owner)
 	})
 	if n := len(e.obs.snapshot().holds); n == 0 {
 		t.Fatal("no hold ended")
@@ -333,22 +333,6 @@ func TestLeakedReentry(t *testing.T) {
 	}
 	if n := e.leakedEnds(name); n != 1 {
 		t.Fatalf("%d leaked hold ends, want 1", n)
-	}
-}
-
-func lockT(t *testing.T, mu relock.Locker, ctx context.Context) context.Context {
-	t.Helper()
-	lctx, err := mu.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return lctx
-}
-
-func unlockT(t *testing.T, mu relock.Locker, ctx context.Context) {
-	t.Helper()
-	if err := mu.Unlock(ctx); err != nil {
-		t.Fatal(err)
 	}
 }
 

@@ -36,9 +36,8 @@ type Options struct {
 	// process killed, its network cut) is replaced once it runs out.
 	// The client's shared watchdog renews it every TTL/3, in rounds that
 	// every lease of the same TTL shares, and cancels the leadership
-	// context when no renewal has succeeded for the TTL less the client's
-	// lease margin in proportion (a tenth of it by default), before a
-	// successor can be elected. A shorter TTL fails over sooner but costs
+	// context a margin before a successor can be elected
+	// (relock.Options.LeaseMargin, in proportion to the TTL). A shorter TTL fails over sooner but costs
 	// a renewal round every TTL/3, and a leader cut off from Redis for
 	// longer than the TTL loses the leadership. Zero means the client's
 	// WatchdogTimeout (30 s by default); otherwise it is whole

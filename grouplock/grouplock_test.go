@@ -17,22 +17,6 @@ import (
 
 var bg = context.Background()
 
-func lockT(t *testing.T, mu *grouplock.Mutex, ctx context.Context) context.Context {
-	t.Helper()
-	lctx, err := mu.Lock(ctx)
-	if err != nil {
-		t.Fatalf("Lock(%s): %v", mu.Name(), err)
-	}
-	return lctx
-}
-
-func unlockT(t *testing.T, mu *grouplock.Mutex, ctx context.Context) {
-	t.Helper()
-	if err := mu.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock(%s): %v", mu.Name(), err)
-	}
-}
-
 // fieldNames returns the hash's fields, sorted.
 func fieldNames(t *testing.T, group string) []string {
 	t.Helper()
@@ -89,8 +73,8 @@ func TestLayout(t *testing.T) {
 	rc := newClient(t, nil)
 	group := redistest.Key(t)
 	mu := grouplock.New(rc, group, []string{"Jack_001", "Mary_002"}, &grouplock.Options{Codec: grouplock.StringCodec})
-	lctx := lockT(t, mu, bg)
-	defer unlockT(t, mu, lctx)
+	lctx := redistest.Lock(t, mu, bg)
+	defer redistest.Unlock(t, mu, lctx)
 	raw := srv.Client(t)
 	all := raw.HGetAll(bg, group).Val()
 	if len(all) != 6 {
@@ -181,7 +165,7 @@ func TestAllOrNothing(t *testing.T) {
 	rcA, rcB := newClient(t, nil), newClient(t, nil)
 	group := redistest.Key(t)
 	held := grouplock.New(rcA, group, []string{"b"}, nil)
-	lctx := lockT(t, held, bg)
+	lctx := redistest.Lock(t, held, bg)
 	before := fieldNames(t, group)
 	all := grouplock.New(rcB, group, []string{"a", "b", "c"}, nil)
 	for _, wait := range []time.Duration{0, 100 * time.Millisecond} {
@@ -195,12 +179,12 @@ func TestAllOrNothing(t *testing.T) {
 	if locked, err := all.IsLocked(bg); err != nil || !locked {
 		t.Errorf("IsLocked = %v, %v; want true (b is held)", locked, err)
 	}
-	unlockT(t, held, lctx)
-	bctx := lockT(t, all, bg)
+	redistest.Unlock(t, held, lctx)
+	bctx := redistest.Lock(t, all, bg)
 	if held, err := all.IsHeld(bctx); err != nil || !held {
 		t.Errorf("IsHeld = %v, %v; want true", held, err)
 	}
-	unlockT(t, all, bctx)
+	redistest.Unlock(t, all, bctx)
 }
 
 // TestReentry counts holds per value as Redisson does: a Lock with the
@@ -221,17 +205,17 @@ func TestReentry(t *testing.T) {
 	// One owner, whose holds of {a,b} and {a,c} end apart: the contexts
 	// of both derive from owner, not from each other.
 	owner := relock.WithNewOwner(bg)
-	lctx := lockT(t, ab, owner)
-	inner := lockT(t, ab, lctx)
+	lctx := redistest.Lock(t, ab, owner)
+	inner := redistest.Lock(t, ab, lctx)
 	if a, b := count("a"), count("b"); a != "2" || b != "2" {
 		t.Fatalf("after re-entry lock_count a=%s b=%s, want 2 and 2", a, b)
 	}
-	cctx := lockT(t, ac, owner)
+	cctx := redistest.Lock(t, ac, owner)
 	if a, c := count("a"), count("c"); a != "3" || c != "1" {
 		t.Fatalf("after {a,c} lock_count a=%s c=%s, want 3 and 1", a, c)
 	}
-	unlockT(t, ab, inner)
-	unlockT(t, ab, lctx)
+	redistest.Unlock(t, ab, inner)
+	redistest.Unlock(t, ab, lctx)
 	if lctx.Err() == nil {
 		t.Error("the context of {a,b} is not cancelled by its last Unlock")
 	}
@@ -241,7 +225,7 @@ func TestReentry(t *testing.T) {
 	if cctx.Err() != nil {
 		t.Fatalf("the context of {a,c} ended: %v", context.Cause(cctx))
 	}
-	unlockT(t, ac, cctx)
+	redistest.Unlock(t, ac, cctx)
 	if n := raw.Exists(bg, group).Val(); n != 0 {
 		t.Errorf("group left behind: %v", fieldNames(t, group))
 	}
@@ -257,7 +241,7 @@ func TestWakeUp(t *testing.T) {
 	rcA, rcB := newClient(t, nil), newClient(t, nil)
 	group := redistest.Key(t)
 	holder := grouplock.New(rcA, group, []string{"a", "b"}, nil)
-	lctx := lockT(t, holder, bg)
+	lctx := redistest.Lock(t, holder, bg)
 	got := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(bg, 20*time.Second)
@@ -271,7 +255,7 @@ func TestWakeUp(t *testing.T) {
 	}()
 	time.Sleep(200 * time.Millisecond) // let it wait
 	released := time.Now()
-	unlockT(t, holder, lctx)
+	redistest.Unlock(t, holder, lctx)
 	if err := <-got; err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +275,7 @@ func TestLease(t *testing.T) {
 	group := redistest.Key(t)
 
 	fixed := grouplock.New(rc, group, []string{"a", "b"}, &grouplock.Options{Lease: 300 * time.Millisecond})
-	lctx := lockT(t, fixed, bg)
+	lctx := redistest.Lock(t, fixed, bg)
 	if _, ok := lctx.Deadline(); !ok {
 		t.Error("a fixed lease's context has no deadline")
 	}
@@ -305,10 +289,10 @@ func TestLease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("value not free after the fixed lease: %v", err)
 	}
-	unlockT(t, taker, tctx)
+	redistest.Unlock(t, taker, tctx)
 
 	renewed := grouplock.New(rc, group, []string{"a", "b"}, nil)
-	rctx := lockT(t, renewed, bg)
+	rctx := redistest.Lock(t, renewed, bg)
 	time.Sleep(timeout * 5 / 2) // 2.5 watchdog timeouts
 	if rctx.Err() != nil {
 		t.Fatalf("renewed hold ended: %v", context.Cause(rctx))
@@ -316,7 +300,7 @@ func TestLease(t *testing.T) {
 	if _, err := taker.TryLock(bg, 0); !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("TryLock of a renewed value: %v, want relock.ErrNotAcquired", err)
 	}
-	unlockT(t, renewed, rctx)
+	redistest.Unlock(t, renewed, rctx)
 }
 
 // TestLost: a hold whose record is deleted is ended by the watchdog's
@@ -326,7 +310,7 @@ func TestLost(t *testing.T) {
 	rc := newClient(t, &relock.Options{WatchdogTimeout: 600 * time.Millisecond})
 	group := redistest.Key(t)
 	mu := grouplock.New(rc, group, []string{"a", "b"}, nil)
-	lctx := lockT(t, mu, bg)
+	lctx := redistest.Lock(t, mu, bg)
 	srv.Client(t).HDel(bg, group, grouplock.Kryo5Codec.Field("b"))
 	select {
 	case <-lctx.Done():
@@ -348,7 +332,7 @@ func TestForceUnlock(t *testing.T) {
 	rcA, rcB := newClient(t, nil), newClient(t, nil)
 	group := redistest.Key(t)
 	values := []string{"a", "b", "c"}
-	lctx := lockT(t, grouplock.New(rcA, group, values, nil), bg)
+	lctx := redistest.Lock(t, grouplock.New(rcA, group, values, nil), bg)
 	// A notice sent before the holder's client listens is lost: it would
 	// learn at its next renewal.
 	redistest.AwaitListening(t, srv.Client(t), rcA)
@@ -370,6 +354,6 @@ func TestForceUnlock(t *testing.T) {
 	if ok, err := forcer.ForceUnlock(bg); err != nil || ok {
 		t.Errorf("second ForceUnlock = %v, %v; want false", ok, err)
 	}
-	bctx := lockT(t, forcer, bg)
-	unlockT(t, forcer, bctx)
+	bctx := redistest.Lock(t, forcer, bg)
+	redistest.Unlock(t, forcer, bctx)
 }

@@ -183,7 +183,7 @@ func TestRedissonHolds(t *testing.T) {
 			if ok, wait := java.acquire(t, group, tc.mary); ok || wait <= 0 {
 				t.Errorf("Redisson took %s while relock holds it (wait %v)", tc.mary, wait)
 			}
-			unlockT(t, other, lctx)
+			redistest.Unlock(t, other, lctx)
 		})
 	}
 }
@@ -196,7 +196,7 @@ func TestRelockHolds(t *testing.T) {
 	rc := newClient(t, nil)
 	group := redistest.Key(t)
 	mu := grouplock.New(rc, group, []string{"Jack_001", "Mary_002"}, nil) // Kryo5Codec, Redisson's default
-	lctx := lockT(t, mu, bg)
+	lctx := redistest.Lock(t, mu, bg)
 	java := newRedisson(t)
 	ok, wait := java.acquire(t, group, maryKryo, zoeKryo)
 	if ok || wait < 25*time.Second || wait > 31*time.Second {
@@ -207,7 +207,7 @@ func TestRelockHolds(t *testing.T) {
 	if _, err := sub.Receive(bg); err != nil {
 		t.Fatal(err)
 	}
-	unlockT(t, mu, lctx)
+	redistest.Unlock(t, mu, lctx)
 	select {
 	case msg := <-sub.Channel():
 		if msg.Payload != "1" {
@@ -246,5 +246,5 @@ func TestRedissonExpired(t *testing.T) {
 	if n := raw.HLen(bg, group).Val(); n != 3 {
 		t.Errorf("hash has %d fields, want relock's 3: %v", n, fieldNames(t, group))
 	}
-	unlockT(t, mu, lctx)
+	redistest.Unlock(t, mu, lctx)
 }

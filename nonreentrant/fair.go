@@ -88,11 +88,11 @@ func (m *FairMutex) TryLock(ctx context.Context, wait time.Duration) (context.Co
 // nothing, when ctx's owner holds no hold.
 func (m *FairMutex) Unlock(ctx context.Context) error { return m.m.Unlock(ctx) }
 
-// ForceUnlock deletes the lock whoever holds it and wakes the queue head.
-// It reports whether there was a lock to delete. Its holders' lock
-// contexts are cancelled with cause relock.ErrLockLost: on this client
-// at once, and on other relock clients within milliseconds (see
-// Mutex.ForceUnlock); Redisson's holders learn at their next renewal.
+// ForceUnlock deletes the lock whoever holds it and wakes the queue
+// head. It reports whether there was a lock to delete. Its holders' lock
+// contexts, on any relock client, are cancelled with cause
+// relock.ErrLockLost within milliseconds (how, and the limits:
+// "Force-unlock notices" in docs/wire-layout.md).
 func (m *FairMutex) ForceUnlock(ctx context.Context) (bool, error) { return m.m.ForceUnlock(ctx) }
 
 // IsLocked reports whether anyone holds the lock.

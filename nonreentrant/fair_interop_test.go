@@ -170,7 +170,7 @@ func TestFairRedisson(t *testing.T) {
 		t.Fatal("the Redisson waiter took the lock relock holds")
 	}
 
-	unlockT(t, r1, ctx1)
+	redistest.Unlock(t, r1, ctx1)
 	j2.awaitTurn(t)
 	select {
 	case ctx := <-got2:
@@ -181,7 +181,7 @@ func TestFairRedisson(t *testing.T) {
 		t.Fatalf("hash %v, want the Redisson waiter's one hold", h)
 	}
 	j2.unlock(t)
-	unlockT(t, r2, within(t, got2, 2*time.Second, "relock waiter woken by the second Redisson release"))
+	redistest.Unlock(t, r2, within(t, got2, 2*time.Second, "relock waiter woken by the second Redisson release"))
 	if n := raw.Exists(bg, j1.keys[:3]...).Val(); n != 0 {
 		t.Fatalf("%d of the lock's keys left", n)
 	}

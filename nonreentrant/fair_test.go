@@ -53,7 +53,7 @@ func TestFairReentryRefused(t *testing.T) {
 	name := redistest.Key(t)
 	rc := newClient(t, nil)
 	mu := nonreentrant.NewFair(rc, name, nil)
-	ctx := lockT(t, mu, bg)
+	ctx := redistest.Lock(t, mu, bg)
 
 	waiter := nonreentrant.NewFair(newClient(t, nil), name, nil)
 	got := lockAt(waiter)
@@ -90,8 +90,8 @@ func TestFairReentryRefused(t *testing.T) {
 	if n, err := mu.HoldCount(ctx); err != nil || n != 1 {
 		t.Fatalf("HoldCount = %d, %v; want 1", n, err)
 	}
-	unlockT(t, mu, ctx)
-	unlockT(t, waiter, within(t, got, 2*time.Second, "the queued waiter after the Unlock"))
+	redistest.Unlock(t, mu, ctx)
+	redistest.Unlock(t, waiter, within(t, got, 2*time.Second, "the queued waiter after the Unlock"))
 	if n := raw.Exists(bg, append(locktest.FairResidue(name), name)...).Val(); n != 0 {
 		t.Fatalf("%d of the lock's keys left", n)
 	}

@@ -110,7 +110,7 @@ func TestRedisson(t *testing.T) {
 		t.Fatal("Redisson's acquire took a lock relock holds")
 	}
 	sub := subscribe(t, raw, channelOf(name))
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	released(t, sub, "relock's Unlock")
 	if !redissonAcquireOnce(t, raw, name, field) {
 		t.Fatal("Redisson's acquire after relock's release failed")
@@ -129,13 +129,13 @@ func TestReentrantInterop(t *testing.T) {
 	nr := nonreentrant.New(newClient(t, nil), name, nil)
 	re := reentrant.New(newClient(t, nil), name, nil)
 
-	nctx := lockT(t, nr, bg)
+	nctx := redistest.Lock(t, nr, bg)
 	if _, err := re.TryLock(bg, 0); !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("reentrant TryLock under the non-reentrant hold = %v, want ErrNotAcquired", err)
 	}
 	got := lockAt(re)
 	redistest.Eventually(t, 5*time.Second, "reentrant waiter registered", func() bool { return raw.ZCard(bg, registry).Val() == 1 })
-	unlockT(t, nr, nctx)
+	redistest.Unlock(t, nr, nctx)
 	rctx := within(t, got, time.Second, "reentrant waiter woken by the non-reentrant release")
 
 	if _, err := nr.TryLock(bg, 0); !errors.Is(err, relock.ErrNotAcquired) {
@@ -153,7 +153,7 @@ func TestReentrantInterop(t *testing.T) {
 	if _, err := nr.Lock(nctx); !errors.Is(err, relock.ErrNotReentrant) {
 		t.Fatalf("second Lock after the hand-off = %v, want ErrNotReentrant", err)
 	}
-	unlockT(t, nr, nctx)
+	redistest.Unlock(t, nr, nctx)
 	if n := raw.Exists(bg, name, registry).Val(); n != 0 {
 		t.Fatalf("%d of the lock and the registry left", n)
 	}

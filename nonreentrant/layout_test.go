@@ -49,7 +49,7 @@ func TestLayout(t *testing.T) {
 	mu := nonreentrant.New(rc, name, nil)
 	sub := subscribe(t, raw, channelOf(name))
 
-	ctx := lockT(t, mu, bg)
+	ctx := redistest.Lock(t, mu, bg)
 	fields := raw.HGetAll(bg, name).Val()
 	if len(fields) != 1 {
 		t.Fatalf("after Lock: HGETALL %s = %v, want one field", name, fields)
@@ -85,13 +85,13 @@ func TestLayout(t *testing.T) {
 	if n, err := mu.HoldCount(ctx); err != nil || n != 1 {
 		t.Fatalf("HoldCount = %d (%v), want 1", n, err)
 	}
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	if n := raw.Exists(bg, name).Val(); n != 0 {
 		t.Fatal("Unlock left the lock key")
 	}
 	released(t, sub, "Unlock")
 
-	lockT(t, mu, bg)
+	redistest.Lock(t, mu, bg)
 	other := nonreentrant.New(newClient(t, nil), name, nil)
 	if ok, err := other.ForceUnlock(bg); err != nil || !ok {
 		t.Fatalf("ForceUnlock = %v, %v; want true", ok, err)
@@ -107,8 +107,8 @@ func TestLayoutFixedLease(t *testing.T) {
 	raw := srv.Client(t)
 	name := redistest.Key(t)
 	mu := nonreentrant.New(newClient(t, nil), name, &nonreentrant.Options{Lease: 10 * time.Second})
-	ctx := lockT(t, mu, context.Background())
-	defer unlockT(t, mu, ctx)
+	ctx := redistest.Lock(t, mu, context.Background())
+	defer redistest.Unlock(t, mu, ctx)
 	if pttl := raw.PTTL(context.Background(), name).Val(); pttl < 9*time.Second || pttl > 10*time.Second {
 		t.Fatalf("PTTL %v, want about 10s", pttl)
 	}
@@ -125,11 +125,11 @@ func TestRefusedInRedis(t *testing.T) {
 	mu := nonreentrant.New(newClient(t, nil), name, nil)
 	owner := relock.WithNewOwner(bg)
 	field := "" // the owner's field, as the lock writes it
-	ctx := lockT(t, mu, owner)
+	ctx := redistest.Lock(t, mu, owner)
 	for f := range raw.HGetAll(bg, name).Val() {
 		field = f
 	}
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	// The hold Redis has and the client does not.
 	raw.HSet(bg, name, field, 1)
 	raw.PExpire(bg, name, 30*time.Second)

@@ -77,9 +77,8 @@
 // watchdog every third of it while the permit is held; Permit.Context is
 // cancelled with cause relock.ErrLockLost when a renewal finds the permit
 // gone, or when no renewal has succeeded for long enough that the server
-// may have expired it: a tenth of the lease before then, reckoned from
-// the send time of the acquire or renewal that last succeeded, so the
-// holder is told before another client can be handed the permit. A
+// may have expired it, a margin before then (relock.Options.LeaseMargin),
+// so the holder is told before another client can be handed the permit. A
 // holder that dies stops renewing, and its permit comes back when its
 // last lease ends. With a fixed lease (Options.Lease) nothing renews the
 // permit, and its context's deadline is the lease's end, reckoned from
@@ -92,9 +91,8 @@
 // other's permits early: among relock clients a permit expires a full
 // lease after the server last set it. A Redisson client whose clock runs
 // ahead of the server's by s reclaims permits s early. A watchdog-renewed
-// relock holder is told a tenth of the lease (3s with the default 30s
-// WatchdogTimeout) before the server-clock expiry, which absorbs a skew
-// up to about that much; a fixed-lease holder is told at the lease's end
+// relock holder is told relock.Options.LeaseMargin before the
+// server-clock expiry, which absorbs a skew up to about that much; a fixed-lease holder is told at the lease's end
 // reckoned from its send time, which absorbs only the acquire's network
 // delay. Keep the clocks of Redisson clients that share a semaphore with
 // relock in sync with the server's (NTP), well within those margins.

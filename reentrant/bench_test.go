@@ -35,7 +35,7 @@ func BenchmarkLockUnlock(b *testing.B) {
 // BenchmarkLockUnlockNewOwner is BenchmarkLockUnlock for a context that
 // carries no owner, as in mu.Lock(ctx) with a request's context: each
 // Lock makes an owner, and tracks the context it returns so that a
-// forgotten Unlock is caught (see the relock package doc).
+// forgotten Unlock is caught (see docs/leaks.md).
 func BenchmarkLockUnlockNewOwner(b *testing.B) {
 	mu := reentrant.New(newClient(b, nil), redistest.Key(b), nil)
 	ctx := context.Background()
@@ -78,8 +78,8 @@ func BenchmarkTryLockHeld(b *testing.B) {
 	rc := newClient(b, nil)
 	name := redistest.Key(b)
 	holder := reentrant.New(rc, name, nil)
-	hctx := lockT(b, holder, relock.WithNewOwner(context.Background()))
-	defer unlockT(b, holder, hctx)
+	hctx := redistest.Lock(b, holder, relock.WithNewOwner(context.Background()))
+	defer redistest.Unlock(b, holder, hctx)
 	mu := reentrant.New(rc, name, nil)
 	ctx := relock.WithNewOwner(context.Background())
 	b.ReportAllocs()

@@ -27,7 +27,7 @@ func TestFencedSameOwnerWaiters(t *testing.T) {
 	mu := reentrant.New(newClient(t, nil), name, opts)
 	registry := "relock_lock_waiters:{" + name + "}"
 	for round := range 50 {
-		hctx := lockT(t, holder, bg)
+		hctx := redistest.Lock(t, holder, bg)
 		owner := relock.WithNewOwner(bg)
 		held := make(chan context.Context, 2)
 		for range 2 {
@@ -42,7 +42,7 @@ func TestFencedSameOwnerWaiters(t *testing.T) {
 		redistest.Eventually(t, 5*time.Second, "the waiters registered", func() bool {
 			return raw.Exists(bg, registry).Val() == 1
 		})
-		unlockT(t, holder, hctx)
+		redistest.Unlock(t, holder, hctx)
 		a, b := <-held, <-held
 		if a == nil || b == nil {
 			t.FailNow()
@@ -50,8 +50,8 @@ func TestFencedSameOwnerWaiters(t *testing.T) {
 		if n, err := mu.HoldCount(owner); err != nil || n != 2 {
 			t.Fatalf("round %d: Redis counts %d holds (%v) of the owner, whose 2 calls hold the lock", round, n, err)
 		}
-		unlockT(t, mu, a)
-		unlockT(t, mu, b)
+		redistest.Unlock(t, mu, a)
+		redistest.Unlock(t, mu, b)
 		if err := mu.Unlock(b); !errors.Is(err, relock.ErrNotHeld) {
 			t.Fatalf("round %d: a third Unlock = %v, want ErrNotHeld", round, err)
 		}

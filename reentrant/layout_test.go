@@ -27,7 +27,7 @@ func TestLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx := lockT(t, mu, bg)
+	ctx := redistest.Lock(t, mu, bg)
 	fields := raw.HGetAll(bg, name).Val()
 	if len(fields) != 1 {
 		t.Fatalf("after Lock: HGETALL %s = %v, want one field", name, fields)
@@ -50,18 +50,18 @@ func TestLayout(t *testing.T) {
 		t.Fatalf("after Lock: PTTL %v, want about the 30s watchdog lease", pttl)
 	}
 
-	inner := lockT(t, mu, ctx)
+	inner := redistest.Lock(t, mu, ctx)
 	if v := raw.HGet(bg, name, field).Val(); v != "2" {
 		t.Fatalf("after nested Lock: field = %s, want 2", v)
 	}
-	unlockT(t, mu, inner)
+	redistest.Unlock(t, mu, inner)
 	if v := raw.HGet(bg, name, field).Val(); v != "1" {
 		t.Fatalf("after inner Unlock: field = %s, want 1", v)
 	}
 	if n := raw.Exists(bg, name).Val(); n != 1 {
 		t.Fatal("inner Unlock deleted the lock")
 	}
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	if n := raw.Exists(bg, name).Val(); n != 0 {
 		t.Fatal("last Unlock left the lock key")
 	}
@@ -82,8 +82,8 @@ func TestLayoutFixedLease(t *testing.T) {
 	raw := srv.Client(t)
 	name := redistest.Key(t)
 	mu := reentrant.New(rc, name, &reentrant.Options{Lease: 10 * time.Second})
-	ctx := lockT(t, mu, context.Background())
-	defer unlockT(t, mu, ctx)
+	ctx := redistest.Lock(t, mu, context.Background())
+	defer redistest.Unlock(t, mu, ctx)
 	if pttl := raw.PTTL(context.Background(), name).Val(); pttl < 9*time.Second || pttl > 10*time.Second {
 		t.Fatalf("PTTL %v, want about 10s", pttl)
 	}
@@ -113,18 +113,18 @@ func TestLayoutFencing(t *testing.T) {
 			t.Fatalf("Token = %d (%v), want %d", tok, err, want)
 		}
 	}
-	ctx := lockT(t, mu, bg)
+	ctx := redistest.Lock(t, mu, bg)
 	check(ctx)
-	inner := lockT(t, mu, ctx)
+	inner := redistest.Lock(t, mu, ctx)
 	check(inner)
-	unlockT(t, mu, inner)
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, inner)
+	redistest.Unlock(t, mu, ctx)
 	if _, err := mu.Token(ctx); err == nil {
 		t.Fatal("Token after the last Unlock: want an error")
 	}
-	ctx = lockT(t, mu, bg)
+	ctx = redistest.Lock(t, mu, bg)
 	check(ctx)
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	if ttl := raw.TTL(bg, tokenKey).Val(); ttl != -1 {
 		t.Fatalf("token key TTL %v, want none", ttl)
 	}
@@ -144,7 +144,7 @@ func TestLayoutHashTag(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu := reentrant.New(rc, name, nil)
-	unlockT(t, mu, lockT(t, mu, bg))
+	redistest.Unlock(t, mu, redistest.Lock(t, mu, bg))
 	rctx, cancel := context.WithTimeout(bg, 2*time.Second)
 	defer cancel()
 	if msg, err := sub.ReceiveMessage(rctx); err != nil || msg.Payload != "0" {

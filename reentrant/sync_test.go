@@ -115,7 +115,7 @@ func TestSyncAuto(t *testing.T) {
 	rc := redistest.Relock(t, master.LockClient(t), &relock.Options{SyncTimeout: 300 * time.Millisecond})
 	mu := reentrant.New(rc, name, nil)
 	before := waits()
-	ctx := lockT(t, mu, bg)
+	ctx := redistest.Lock(t, mu, bg)
 	if fields := rraw.HGetAll(bg, name).Val(); len(fields) != 1 {
 		t.Fatalf("replica's copy right after Lock with default options: %v", fields)
 	}
@@ -143,7 +143,7 @@ func TestSyncAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer replica.Resume()
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	select {
 	case err := <-got:
 		if !errors.Is(err, relock.ErrNotAcquired) || !strings.Contains(err.Error(), "none of the master's 1 connected replicas") {
@@ -172,7 +172,7 @@ func TestSyncAuto(t *testing.T) {
 	if took, n := time.Since(start), waits()-before; n != 0 || took >= 300*time.Millisecond {
 		t.Fatalf("TryLock with SyncOff sent %d WAITs and took %v", n, took)
 	}
-	unlockT(t, reentrant.New(off, name, nil), octx)
+	redistest.Unlock(t, reentrant.New(off, name, nil), octx)
 }
 
 // TestSyncAutoAlone: on a master with no replica and no append-only
@@ -186,7 +186,7 @@ func TestSyncAutoAlone(t *testing.T) {
 	waits, infos := commandCalls(t, raw, "wait"), commandCalls(t, raw, "info")
 	const n = 50
 	for range n {
-		unlockT(t, mu, lockT(t, mu, bg))
+		redistest.Unlock(t, mu, redistest.Lock(t, mu, bg))
 	}
 	if w := commandCalls(t, raw, "wait") - waits; w != 0 {
 		t.Errorf("%d acquires without replicas sent %d WAITs", n, w)

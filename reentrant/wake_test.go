@@ -35,7 +35,7 @@ func testRelease(t *testing.T, redisson bool) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	holder := reentrant.New(newClient(t, nil), name, nil)
-	hctx := lockT(t, holder, bg)
+	hctx := redistest.Lock(t, holder, bg)
 	var sub *redis.PubSub
 	if redisson {
 		sub = raw.Subscribe(bg, channelOf(name))
@@ -144,7 +144,7 @@ func TestDeadWaiterPassedOver(t *testing.T) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	holder := reentrant.New(newClient(t, nil), name, nil)
-	hctx := lockT(t, holder, bg)
+	hctx := redistest.Lock(t, holder, bg)
 	// A relock-shaped field (a version-8 client id) registered first,
 	// with nobody on its client's channel.
 	id := uuid.New()
@@ -154,7 +154,7 @@ func TestDeadWaiterPassedOver(t *testing.T) {
 
 	got := lockOnce(reentrant.New(newClient(t, nil), name, nil))
 	redistest.Eventually(t, 2*time.Second, "waiter registered", func() bool { return raw.ZCard(bg, registryOf(name)).Val() == 2 })
-	unlockT(t, holder, hctx)
+	redistest.Unlock(t, holder, hctx)
 	acquired(t, got, "live waiter not woken past the dead one")
 	if n := raw.Exists(bg, name, registryOf(name)).Val(); n != 0 {
 		t.Fatalf("%d of the lock and its registry left", n)
@@ -200,7 +200,7 @@ func TestWaitJoinsLiveChannel(t *testing.T) {
 	// until it is registered as a waiter.
 	attempts := func() int64 {
 		t.Helper()
-		hctx := lockT(t, holder, bg)
+		hctx := redistest.Lock(t, holder, bg)
 		before := calls.N()
 		acquired := make(chan context.Context, 1)
 		go func() {
@@ -212,10 +212,10 @@ func TestWaitJoinsLiveChannel(t *testing.T) {
 		}()
 		redistest.Eventually(t, 2*time.Second, "waiter registered", func() bool { return raw.ZCard(bg, registryOf(name)).Val() == 1 })
 		n := calls.N() - before
-		unlockT(t, holder, hctx)
+		redistest.Unlock(t, holder, hctx)
 		select {
 		case ctx := <-acquired:
-			unlockT(t, mu, ctx)
+			redistest.Unlock(t, mu, ctx)
 		case <-time.After(2 * time.Second):
 			t.Fatal("the waiter was not handed the lock")
 		}
@@ -227,7 +227,7 @@ func TestWaitJoinsLiveChannel(t *testing.T) {
 	if n := attempts(); n != 1 {
 		t.Errorf("a wait after a wait made %d attempts, want 1, on the lingering channel", n)
 	}
-	unlockT(t, mu, lockT(t, mu, bg))
+	redistest.Unlock(t, mu, redistest.Lock(t, mu, bg))
 	if n := attempts(); n != 2 {
 		t.Errorf("a wait after a free acquire made %d attempts, want 2", n)
 	}

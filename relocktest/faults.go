@@ -60,8 +60,8 @@ func (k *Kit) FailRenewals(n int) {
 // StallRenewals delays each of the Client's next n renewal rounds by d
 // before sending it, as a slow Redis or network would; a round whose own
 // timeout (a third of the lease) ends first fails instead. A stall
-// shorter than the watchdog's margin (relock.Options.LeaseMargin, a
-// tenth of the lease by default) leaves the locks held; a longer run of stalls loses them. Each call
+// shorter than the watchdog's margin (relock.Options.LeaseMargin)
+// leaves the locks held; a longer run of stalls loses them. Each call
 // replaces the stalls left by the one before; n 0 ends them.
 func (k *Kit) StallRenewals(n int, d time.Duration) {
 	k.f.mu.Lock()

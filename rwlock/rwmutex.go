@@ -109,14 +109,9 @@ func (rw *RWMutex) Unlock(ctx context.Context) error { return rw.writer().Unlock
 
 // ForceUnlock deletes the lock in whichever mode, whoever holds it, and
 // wakes every waiter. It reports whether there was a lock to delete. Its
-// holders' lock contexts, readers' and writer's, are cancelled with cause
-// relock.ErrLockLost: on this client at once, and on other relock
-// clients within milliseconds: ForceUnlock sends each a notice on its
-// channel, "relock_client:{<client id>}", and the client ends each hold
-// once a renewal (with a fixed lease, a read) finds it gone. A holder
-// whose notice is lost (its subscription connection was down) learns at
-// its next renewal, or when its fixed lease ends; Redisson's holders, at
-// their next renewal.
+// holders' lock contexts, on any relock client, are cancelled with cause
+// relock.ErrLockLost within milliseconds (how, and the limits:
+// "Force-unlock notices" in docs/wire-layout.md).
 func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 	return rw.writer().forceUnlock(ctx, "")
 }
@@ -175,7 +170,7 @@ func (s *Side) TryLock(ctx context.Context, wait time.Duration) (context.Context
 
 // Unlock releases one hold of ctx's owner on this side. It runs on ctx's
 // values and deadline, not its cancellation (relock.CleanupGrace when ctx
-// is done already: see the relock package doc's "Deadlines"), and
+// is done already: see docs/guarantees.md, "Deadlines, call by call"), and
 // returns an error matching relock.ErrNotHeld, changing nothing, when
 // ctx's owner holds none.
 func (s *Side) Unlock(ctx context.Context) error { return s.l.Unlock(ctx) }

@@ -110,8 +110,8 @@ func TestBackoffPaces(t *testing.T) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	holder := spinlock.New(newClient(t, nil), name, nil)
-	hctx := lockT(t, holder, bg)
-	defer unlockT(t, holder, hctx)
+	hctx := redistest.Lock(t, holder, bg)
+	defer redistest.Unlock(t, holder, hctx)
 
 	for what, b := range map[string]spinlock.Backoff{
 		"constant": spinlock.Constant{Delay: 50 * time.Millisecond},
@@ -146,8 +146,8 @@ func TestWaitEnds(t *testing.T) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	holder := spinlock.New(newClient(t, nil), name, nil)
-	hctx := lockT(t, holder, bg)
-	defer unlockT(t, holder, hctx)
+	hctx := redistest.Lock(t, holder, bg)
+	defer redistest.Unlock(t, holder, hctx)
 	// Sleeps as long as the lock's 30s TTL.
 	slow := &spinlock.Options{Backoff: spinlock.Constant{Delay: time.Hour}}
 

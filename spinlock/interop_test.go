@@ -116,7 +116,7 @@ func TestRedissonRLock(t *testing.T) {
 	if _, err := sub.Receive(bg); err != nil {
 		t.Fatal(err)
 	}
-	unlockT(t, mu, held.ctx)
+	redistest.Unlock(t, mu, held.ctx)
 	silent(t, sub, 300*time.Millisecond, "the spin lock's release")
 	if !r.acquire(t) {
 		t.Fatal("Redisson's acquire after the spin lock's release failed")
@@ -137,7 +137,7 @@ func TestReentrantWaiterNotWoken(t *testing.T) {
 	name := redistest.Key(t)
 	lease := redistest.Short(2*time.Second, time.Second)
 	holder := spinlock.New(newClient(t, nil), name, &spinlock.Options{Lease: lease})
-	hctx := lockT(t, holder, bg)
+	hctx := redistest.Lock(t, holder, bg)
 	sub := listen(t, raw)
 
 	waiter := reentrant.New(newClient(t, nil), name, nil)
@@ -149,7 +149,7 @@ func TestReentrantWaiterNotWoken(t *testing.T) {
 	now := time.Now()
 	wake := now.Add(raw.PTTL(bg, name).Val())
 	released := time.Now()
-	unlockT(t, holder, hctx)
+	redistest.Unlock(t, holder, hctx)
 	silent(t, sub, 300*time.Millisecond, "the spin lock's release")
 	held := await(t, got, "reentrant waiter")
 	t.Logf("reentrant waiter took the lock %v after the release, %v after its sleep's end",
@@ -196,5 +196,5 @@ func TestSpinWaiterBehindReentrant(t *testing.T) {
 	if _, err := holder.TryLock(bg, 0); !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("reentrant TryLock under the spin lock's hold = %v, want ErrNotAcquired", err)
 	}
-	unlockT(t, mu, held.ctx)
+	redistest.Unlock(t, mu, held.ctx)
 }

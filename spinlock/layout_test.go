@@ -47,7 +47,7 @@ func TestLayout(t *testing.T) {
 	mu := spinlock.New(rc, name, nil)
 	sub := listen(t, raw)
 
-	ctx := lockT(t, mu, bg)
+	ctx := redistest.Lock(t, mu, bg)
 	fields := raw.HGetAll(bg, name).Val()
 	if len(fields) != 1 {
 		t.Fatalf("after Lock: HGETALL %s = %v, want one field", name, fields)
@@ -71,24 +71,24 @@ func TestLayout(t *testing.T) {
 	}
 
 	raw.PExpire(bg, name, 20*time.Second)
-	inner := lockT(t, mu, ctx)
+	inner := redistest.Lock(t, mu, ctx)
 	if v := raw.HGet(bg, name, field).Val(); v != "2" {
 		t.Fatalf("after nested Lock: field = %s, want 2", v)
 	}
 	if pttl := raw.PTTL(bg, name).Val(); pttl < 29*time.Second {
 		t.Fatalf("after nested Lock: PTTL %v, want the lease again", pttl)
 	}
-	unlockT(t, mu, inner)
+	redistest.Unlock(t, mu, inner)
 	if v := raw.HGet(bg, name, field).Val(); v != "1" {
 		t.Fatalf("after inner Unlock: field = %s, want 1", v)
 	}
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	if n := raw.Exists(bg, name).Val(); n != 0 {
 		t.Fatal("last Unlock left the lock key")
 	}
 	silent(t, sub, 300*time.Millisecond, "Lock and Unlock")
 
-	lockT(t, mu, bg)
+	redistest.Lock(t, mu, bg)
 	other := spinlock.New(newClient(t, nil), name, nil)
 	if ok, err := other.ForceUnlock(bg); err != nil || !ok {
 		t.Fatalf("ForceUnlock = %v, %v; want true", ok, err)
@@ -107,13 +107,13 @@ func TestLayoutFixedLease(t *testing.T) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	mu := spinlock.New(rc, name, &spinlock.Options{Lease: 10 * time.Second})
-	ctx := lockT(t, mu, bg)
-	defer unlockT(t, mu, ctx)
+	ctx := redistest.Lock(t, mu, bg)
+	defer redistest.Unlock(t, mu, ctx)
 	if pttl := raw.PTTL(bg, name).Val(); pttl < 9*time.Second || pttl > 10*time.Second {
 		t.Fatalf("PTTL %v, want about 10s", pttl)
 	}
 	raw.PExpire(bg, name, 5*time.Second)
-	unlockT(t, mu, lockT(t, mu, ctx))
+	redistest.Unlock(t, mu, redistest.Lock(t, mu, ctx))
 	if pttl := raw.PTTL(bg, name).Val(); pttl < 9*time.Second || pttl > 10*time.Second {
 		t.Fatalf("PTTL after a re-entry and its unlock %v, want about 10s", pttl)
 	}
@@ -126,11 +126,11 @@ func TestLayoutHashTag(t *testing.T) {
 	bg := context.Background()
 	name := "{" + redistest.Key(t) + "}:orders"
 	mu := spinlock.New(rc, name, nil)
-	ctx := lockT(t, mu, bg)
+	ctx := redistest.Lock(t, mu, bg)
 	if n := raw.HLen(bg, name).Val(); n != 1 {
 		t.Fatalf("HLEN %s = %d, want 1", name, n)
 	}
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	if n := raw.Exists(bg, name).Val(); n != 0 {
 		t.Fatal("Unlock left the lock key")
 	}

@@ -1,12 +1,10 @@
 package spinlock_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/spinlock"
 )
 
 // srv is the redis-server shared by the package's tests; each test uses
@@ -20,24 +18,6 @@ func TestMain(m *testing.M) { redistest.Main(m, nil, &srv) }
 func newClient(t testing.TB, opts *relock.Options) *relock.Client {
 	t.Helper()
 	return redistest.Relock(t, srv.LockClient(t), opts)
-}
-
-// lockT locks mu or fails the test.
-func lockT(t testing.TB, mu *spinlock.Mutex, ctx context.Context) context.Context {
-	t.Helper()
-	lctx, err := mu.Lock(ctx)
-	if err != nil {
-		t.Fatalf("Lock(%s): %v", mu.Name(), err)
-	}
-	return lctx
-}
-
-// unlockT unlocks mu or fails the test.
-func unlockT(t testing.TB, mu *spinlock.Mutex, ctx context.Context) {
-	t.Helper()
-	if err := mu.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock(%s): %v", mu.Name(), err)
-	}
 }
 
 // channelOf is Redisson's lock channel for lock name.

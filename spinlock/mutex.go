@@ -111,15 +111,10 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it, publishing nothing on
-// the lock's channels (spin waiters poll). It reports whether there was a
-// lock to delete. Its holders' lock contexts are cancelled with cause
-// relock.ErrLockLost: on this client at once, and on other relock
-// clients within milliseconds: ForceUnlock sends each a notice on its
-// channel, "relock_client:{<client id>}", and the client ends the hold
-// once a renewal (with a fixed lease, a read) finds it gone. A holder
-// whose notice is lost (its subscription connection was down) learns at
-// its next renewal, or when its fixed lease ends; Redisson's holders, at
-// their next renewal.
+// the lock's channels (spin waiters poll). It reports whether there was
+// a lock to delete. Its holders' lock contexts, on any relock client,
+// are cancelled with cause relock.ErrLockLost within milliseconds (how,
+// and the limits: "Force-unlock notices" in docs/wire-layout.md).
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 
 // IsLocked reports whether anyone holds the lock.

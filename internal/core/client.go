@@ -35,23 +35,16 @@ type Config struct {
 	// waiter leaves (pubsub.Hub.SetLinger).
 	Linger       time.Duration
 	MaxLingering int
-	// LeaseMargin is how long before a lease could end on the server
-	// its hold's contexts are cancelled; 0 for the watchdog's default (a
-	// tenth of WatchdogTimeout) and none for fixed leases. If set, it is
-	// below WatchdogTimeout/2. A lock renewed with a lease of its own
+	// LeaseMargin is relock.Options.LeaseMargin, validated; 0 for the
+	// watchdog's default. A lock renewed with a lease of its own
 	// (renew.Renewal.Timeout) gets the same fraction of that lease.
 	LeaseMargin time.Duration
 }
 
 // Client is the state behind a *relock.Client. NewClient sets every
 // field; none changes after it returns. The exported fields are read
-// without a lock; the parts with state of their own guard it themselves.
-//
-// Lock order, outermost first (the package doc argues it):
-// redlock.RedLock.mu and multilock.MultiLock.mu (never held across a call
-// into core) > life.ops (read) > pubsub.mu > bg.mu; holds.mu > an
-// owner's tracker.mu > renew.Watchdog.mu; syncs.mu alone.
-// pubsub.Hub's mutex is taken under none of these.
+// without a lock; the parts with state of their own guard it themselves,
+// in the order the package doc's "Lock order" gives.
 type Client struct {
 	ID string
 	// Redis sends relock's calls other than acquires (give-ups, state

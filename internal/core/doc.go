@@ -1,6 +1,8 @@
 // Package core holds what the root package and the lock packages share
 // without exporting it to users: the client's guts, owners in contexts,
-// local hold records, name derivation and the sentinel errors.
+// local hold records, name derivation and the sentinel errors. Where it
+// sits among relock's layers, and the path of a Lock and an Unlock
+// through them: docs/architecture.md.
 //
 // # The parts of a Client
 //
@@ -27,19 +29,24 @@
 //
 // # Lock order
 //
-// Locks are taken in this order, outermost first; a goroutine holding
-// one may take only those after it:
+// The one statement of the order, from the code; comments elsewhere
+// refer here. Locks are taken in this order, outermost first; a
+// goroutine holding one may take only those after it:
 //
-//  1. redlock.RedLock.mu, multilock.MultiLock.mu, election's lmu: they
-//     guard their own hold maps and are never held across a call into
-//     core;
+//  1. redlock.RedLock.mu, multilock.MultiLock.mu, election.Election.lmu:
+//     they guard their own hold maps (an election's, its leadership),
+//     are never held across a call into core, and are taken under no
+//     lock of core's;
 //  2. lifecycle.ops, read-held by an operation for its whole run
-//     (Begin);
+//     (Begin), write-held by Shutdown alone;
 //  3. pubsubMode.mu, then background.mu (a probe starts under the
 //     first);
 //  4. holdTable.mu, then an owner's tracker.mu (leak.go), then
 //     renew.Watchdog.mu (Granted starts a lease under holdTable.mu);
 //  5. syncs.mu, a leaf.
+//
+// The chains 3 and 4 never nest in each other: nothing takes a lock of
+// one while it holds a lock of the other.
 //
 // pubsub.Hub's mutex is taken under none of core's (a hub is made under
 // pubsubMode.mu, which takes none of its locks), and the hub calls core

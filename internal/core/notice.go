@@ -14,27 +14,21 @@ import (
 	"github.com/relock-go/relock/pubsub"
 )
 
-// A ForceUnlock deletes a lock whoever holds it. Its holders on the
-// forcing client are told at once; those on other relock clients would
-// otherwise learn of it only at their next renewal (a third of the
-// lease: 10s by default), while the lock's next owner already holds it.
-// So the force-unlock scripts reply the holders' fields, read in the same
-// atomic step as the deletion, and the forcing client publishes a notice,
-// the lock's name, on the channel of each other relock client among them
-// (layout.ClientChannel). A client listens on its channel from its first hold on
-// (Listen) and, told of a lock, has each of its holds there checked in
-// Redis at once rather than ended: the notice is only a hint, which may
-// come late (after the owner took the lock again) or from anyone, and
-// Redis has the last word.
+// Force-unlock notices: what a holder is told and when, and their limits,
+// are stated once, in docs/wire-layout.md ("Force-unlock notices"). In
+// short: the force-unlock scripts reply the holders' fields, read in the
+// same atomic step as the deletion; the forcing client publishes the
+// lock's name on the channel of each other relock client among them
+// (layout.ClientChannel, ForceUnlocked); a client listens there from its
+// first hold on (Listen) and has each of its holds on that lock checked
+// in Redis rather than ended (notice): the notice is only a hint, which
+// may come late or from anyone, and Redis has the last word.
 //
 // One channel per client, not per held lock: a client holding 10,000
 // locks keeps one subscription, and a hold costs no SUBSCRIBE. The cost
 // is that the channel is in a slot of its own, so on a cluster with
 // sharded pub/sub the script, which may publish only in its keys' slot,
 // cannot publish the notice: the forcing client does, after the script.
-// A notice that is lost (the holder's subscription not yet confirmed, or
-// its connection down) leaves the holder to learn at its next renewal, or
-// when its fixed lease ends.
 
 // The reasons a hold ends when its lock is force-unlocked, after
 // ErrLockLost in the cause.
@@ -184,7 +178,7 @@ func (c *Client) ForceUnlocked(ctx context.Context, name string, fields []string
 	})
 	if err != nil && c.cfg.Log != nil {
 		c.cfg.Log.Warn("relock: force-unlock could not tell the holders' clients; they learn at their next renewal",
-			"lock", name, "clients", len(ids), "error", err)
+			"lock", LockName(name), "clients", len(ids), "error", err)
 	}
 }
 

@@ -30,7 +30,7 @@ func RunFairCluster(t *testing.T, c *redistest.Cluster) {
 	(&env{cluster: c, k: Fair}).runAll(t, fairTests)
 }
 
-var fairTests = []test{{"FIFO", fifo}}
+var fairTests = []test{{"FIFO", fifo, false}}
 
 // fifo: 10 waiters from 10 clients, queued in a known order, acquire in
 // that order, each after the previous unlocked; a releaser that locks
@@ -41,7 +41,7 @@ func fifo(t *testing.T, e *env) {
 	name := redistest.Key(t)
 	holderOwner := relock.WithNewOwner(bg)
 	holder := e.k.New(e.client(t, nil), name, 0)
-	hctx := lockT(t, holder, holderOwner)
+	hctx := redistest.Lock(t, holder, holderOwner)
 
 	var (
 		mu      sync.Mutex
@@ -74,7 +74,7 @@ func fifo(t *testing.T, e *env) {
 		wg.Go(func() { acquire(i, m, bg) })
 		WaitQueued(t, raw, name, rc.ID(), i+1)
 	}
-	unlockT(t, holder, hctx)
+	redistest.Unlock(t, holder, hctx)
 	// The releaser comes straight back: it must queue behind all ten.
 	wg.Go(func() { acquire(-1, holder, holderOwner) })
 	wg.Wait()

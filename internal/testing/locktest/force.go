@@ -46,7 +46,7 @@ func forceUnlockTellsHolder(t *testing.T, e *env) {
 			name := redistest.Key(t)
 			raw := e.redis(t)
 			holder := e.client(t, nil)
-			hctx := lockT(t, e.k.New(holder, name, l.lease), bg)
+			hctx := redistest.Lock(t, e.k.New(holder, name, l.lease), bg)
 			redistest.AwaitListening(t, raw, holder)
 			told := make(chan time.Time, 1)
 			context.AfterFunc(hctx, func() { told <- time.Now() })
@@ -121,14 +121,14 @@ func forceUnlockRetaken(t *testing.T, e *env) {
 			raw := e.redis(t)
 			rc := e.client(t, nil)
 			mu := e.k.New(rc, redistest.Key(t), l.lease)
-			old := lockT(t, mu, bg)
+			old := redistest.Lock(t, mu, bg)
 			redistest.AwaitListening(t, raw, rc)
 
 			// Taken again by another owner: the old owner's hold is gone.
 			if err := raw.Del(bg, mu.Name()).Err(); err != nil {
 				t.Fatal(err)
 			}
-			retaken := lockT(t, mu, relock.WithNewOwner(bg))
+			retaken := redistest.Lock(t, mu, relock.WithNewOwner(bg))
 			e.notify(t, raw, rc, mu.Name())
 			select {
 			case <-old.Done():
@@ -137,17 +137,17 @@ func forceUnlockRetaken(t *testing.T, e *env) {
 				t.Fatalf("the gone hold not ended within %v of the notice", toldWithin)
 			}
 			assertStays(t, mu, retaken)
-			unlockT(t, mu, retaken)
+			redistest.Unlock(t, mu, retaken)
 			if e.k.Reentry != nil {
 				return
 			}
 
 			// Re-entered by its owner: Redis has the owner's field again.
-			owner := lockT(t, mu, bg)
+			owner := redistest.Lock(t, mu, bg)
 			if err := raw.Del(bg, mu.Name()).Err(); err != nil {
 				t.Fatal(err)
 			}
-			inner := lockT(t, mu, owner)
+			inner := redistest.Lock(t, mu, owner)
 			e.notify(t, raw, rc, mu.Name())
 			assertStays(t, mu, inner)
 			if ok, err := mu.ForceUnlock(bg); err != nil || !ok {
@@ -250,7 +250,7 @@ func forceUnlockTellsReaders(t *testing.T, e *env) {
 	var held []context.Context
 	for range 2 {
 		rc := e.client(t, nil)
-		held = append(held, lockT(t, rwlock.New(rc, name, nil).Reader(), bg))
+		held = append(held, redistest.Lock(t, rwlock.New(rc, name, nil).Reader(), bg))
 		redistest.AwaitListening(t, raw, rc)
 	}
 	id := uuid.NewString() // a Redisson reader
@@ -279,8 +279,8 @@ func forceUnlockTellsReaders(t *testing.T, e *env) {
 	rc := e.client(t, nil)
 	rw := rwlock.New(rc, name, nil)
 	owner := relock.WithNewOwner(bg)
-	w := lockT(t, rw.Writer(), owner)
-	r := lockT(t, rw.Reader(), owner)
+	w := redistest.Lock(t, rw.Writer(), owner)
+	r := redistest.Lock(t, rw.Reader(), owner)
 	redistest.AwaitListening(t, raw, rc)
 	if ok, err := e.rw(t, name).Writer().ForceUnlock(bg); err != nil || !ok {
 		t.Fatalf("write side's ForceUnlock = %v, %v; want true", ok, err)

@@ -78,7 +78,7 @@ func sameOwnerReentryRacesGrant(t *testing.T, e *env) {
 	rounds := 0
 	maxRounds := redistest.Short(grantRaceRounds, grantRaceShortRounds)
 	for ; rounds < maxRounds && time.Since(start) < grantRaceTime; rounds++ {
-		hctx := lockT(t, holder, relock.WithNewOwner(bg))
+		hctx := redistest.Lock(t, holder, relock.WithNewOwner(bg))
 		owner := relock.WithNewOwner(bg)
 		waiter := make(chan result, 1)
 		go func() {
@@ -99,7 +99,7 @@ func sameOwnerReentryRacesGrant(t *testing.T, e *env) {
 				}
 			}
 		}()
-		unlockT(t, holder, hctx)
+		redistest.Unlock(t, holder, hctx)
 		if e.k.Reentry != nil {
 			oneRefused(t, e, mu, owner, rounds, recv("the queued Lock", waiter), recv("the re-entering TryLock", reentry))
 			e.assertNoResidue(t, name)
@@ -111,11 +111,11 @@ func sameOwnerReentryRacesGrant(t *testing.T, e *env) {
 		if n := holdCount(t, mu, owner); n != 2 {
 			t.Fatalf("round %d: Redis counts %d holds of the owner, whose 2 calls hold the lock", rounds, n)
 		}
-		unlockT(t, mu, rctx)
+		redistest.Unlock(t, mu, rctx)
 		if n := holdCount(t, mu, owner); n != 1 {
 			t.Fatalf("round %d: Redis counts %d holds after one of 2 Unlocks, want 1", rounds, n)
 		}
-		unlockT(t, mu, wctx)
+		redistest.Unlock(t, mu, wctx)
 		if locked, err := mu.IsLocked(bg); err != nil || locked {
 			t.Fatalf("round %d: IsLocked after both Unlocks = %v, %v; want false", rounds, locked, err)
 		}
@@ -147,7 +147,7 @@ func oneRefused(t *testing.T, e *env, mu Lock, owner context.Context, round int,
 	if n := holdCount(t, mu, owner); n != 1 {
 		t.Fatalf("round %d: Redis counts %d holds of the owner, want 1", round, n)
 	}
-	unlockT(t, mu, held.ctx)
+	redistest.Unlock(t, mu, held.ctx)
 	if locked, err := mu.IsLocked(context.Background()); err != nil || locked {
 		t.Fatalf("round %d: IsLocked after the Unlock = %v, %v; want false", round, locked, err)
 	}

@@ -69,11 +69,11 @@ func closeClient(t *testing.T, e *env) {
 	rc, calls := e.countedClient(t, nil)
 	name := redistest.Key(t)
 	holder := e.k.New(e.client(t, nil), name, 0)
-	hctx := lockT(t, holder, context.Background())
-	defer unlockT(t, holder, hctx)
+	hctx := redistest.Lock(t, holder, context.Background())
+	defer redistest.Unlock(t, holder, hctx)
 
 	heldMu := e.k.New(rc, redistest.Key(t), 0)
-	held := lockT(t, heldMu, context.Background())
+	held := redistest.Lock(t, heldMu, context.Background())
 	// Another client waits for the held lock: Close releases it.
 	type result struct {
 		at  time.Time

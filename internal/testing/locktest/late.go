@@ -44,7 +44,7 @@ func lateAttempt(t *testing.T, e *env, free bool) {
 	key := redistest.Key(t)
 	raw := e.redis(t)
 	holder := e.k.New(e.client(t, nil), key, 0)
-	hctx := lockT(t, holder, bg)
+	hctx := redistest.Lock(t, holder, bg)
 
 	// Retries off and deadlines on: relock runs its scripts through this
 	// client, and so through the hook. Replica sync off: with it, a
@@ -60,13 +60,13 @@ func lateAttempt(t *testing.T, e *env, free bool) {
 		t.Fatalf("TryLock with every reply lost = %v, want ErrNotAcquired", err)
 	}
 	if free {
-		unlockT(t, holder, hctx)
+		redistest.Unlock(t, holder, hctx)
 	}
 	if n, err := hook.Play(bg, raw); err != nil || n < 2 {
 		t.Fatalf("%d attempts ran late (%v), want at least 2 (a try and a wait's)", n, err)
 	}
 	if !free {
-		unlockT(t, holder, hctx)
+		redistest.Unlock(t, holder, hctx)
 	}
 
 	next := e.k.New(e.client(t, nil), key, 0)
@@ -75,7 +75,7 @@ func lateAttempt(t *testing.T, e *env, free bool) {
 		nctx, err = next.TryLock(bg, 0)
 		return err == nil
 	})
-	unlockT(t, next, nctx)
+	redistest.Unlock(t, next, nctx)
 	for _, k := range []string{key, "relock_lock_waiters:{" + key + "}"} {
 		if n, err := raw.Exists(bg, k).Result(); err != nil || n != 0 {
 			t.Errorf("%s left behind (EXISTS %d, %v)", k, n, err)

@@ -20,7 +20,7 @@ func watchdogKeepsLock(t *testing.T, e *env) {
 	lease := redistest.Short(time.Second, 400*time.Millisecond)
 	held := redistest.Short(5*time.Second, time.Second)
 	mu := e.k.New(e.client(t, &relock.Options{WatchdogTimeout: lease}), redistest.Key(t), 0)
-	ctx := lockT(t, mu, context.Background())
+	ctx := redistest.Lock(t, mu, context.Background())
 	time.Sleep(held)
 	if ctx.Err() != nil {
 		t.Fatalf("lock context ended: %v", context.Cause(ctx))
@@ -28,7 +28,7 @@ func watchdogKeepsLock(t *testing.T, e *env) {
 	if ttl, err := mu.TTL(context.Background()); err != nil || ttl <= 0 || ttl > lease {
 		t.Fatalf("TTL after %v = %v (%v), want within the %v lease", held, ttl, err, lease)
 	}
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 }
 
 // watchdogLossDeleted: deleting the key cancels the holder's contexts
@@ -36,10 +36,10 @@ func watchdogKeepsLock(t *testing.T, e *env) {
 // ErrLockLost within about one renewal interval.
 func watchdogLossDeleted(t *testing.T, e *env) {
 	mu := e.k.New(e.client(t, &relock.Options{WatchdogTimeout: time.Second}), redistest.Key(t), 0)
-	ctx := lockT(t, mu, context.Background())
+	ctx := redistest.Lock(t, mu, context.Background())
 	inner := ctx
 	if e.k.Reentry == nil {
-		inner = lockT(t, mu, ctx)
+		inner = redistest.Lock(t, mu, ctx)
 	}
 	deleted := time.Now()
 	e.redis(t).Del(context.Background(), mu.Name())
@@ -71,7 +71,7 @@ func watchdogLossUnreachable(t *testing.T, e *env) {
 	e = e.isolated(t)
 	timeout := redistest.Short(time.Second, 600*time.Millisecond)
 	mu := e.k.New(e.client(t, &relock.Options{WatchdogTimeout: timeout}), redistest.Key(t), 0)
-	ctx := lockT(t, mu, context.Background())
+	ctx := redistest.Lock(t, mu, context.Background())
 	time.Sleep(timeout / 2) // let a renewal succeed
 	// On a cluster this pauses the lock's master only, and not for long
 	// enough (NodeTimeout) to have it failed over.
@@ -147,7 +147,7 @@ func watchdogBatches(t *testing.T, e *env) {
 	ctxs := make([]context.Context, len(mus))
 	for i := range mus {
 		mus[i] = e.k.New(rc, fmt.Sprintf("%s:%d", base, i), 0)
-		ctxs[i] = lockT(t, mus[i], context.Background())
+		ctxs[i] = redistest.Lock(t, mus[i], context.Background())
 	}
 	cmds0, pipes0, piped0 := count.cmds.Load(), count.pipes.Load(), count.piped.Load()
 	time.Sleep(2 * timeout)
@@ -165,7 +165,7 @@ func watchdogBatches(t *testing.T, e *env) {
 		if raw.Exists(context.Background(), mu.Name()).Val() != 1 {
 			t.Fatalf("lock %d expired despite the watchdog", i)
 		}
-		unlockT(t, mu, ctxs[i])
+		redistest.Unlock(t, mu, ctxs[i])
 	}
 }
 
@@ -175,7 +175,7 @@ func fixedLease(t *testing.T, e *env) {
 	const lease = 500 * time.Millisecond
 	mu := e.k.New(e.client(t, nil), redistest.Key(t), lease)
 	start := time.Now()
-	ctx := lockT(t, mu, context.Background())
+	ctx := redistest.Lock(t, mu, context.Background())
 	// The server ran the acquire before Lock returned, so its lease ends
 	// no later than returned + lease, and the deadline must not be later.
 	returned := time.Now()
@@ -211,7 +211,7 @@ func fixedLease(t *testing.T, e *env) {
 	if err := mu.Unlock(ctx); !errors.Is(err, relock.ErrNotHeld) {
 		t.Fatalf("Unlock after the lease ended = %v, want ErrNotHeld", err)
 	}
-	unlockT(t, other, octx)
+	redistest.Unlock(t, other, octx)
 }
 
 // handoffLeases: a waiter that takes the lock from a holder with another
@@ -234,7 +234,7 @@ func handoffLeases(t *testing.T, e *env) {
 		t.Run(tc.name, func(t *testing.T) {
 			name := redistest.Key(t)
 			holder := e.k.New(e.client(t, nil), name, tc.holderLease)
-			hctx := lockT(t, holder, bg)
+			hctx := redistest.Lock(t, holder, bg)
 			rc, calls := e.countedClient(t, nil)
 			waiter := e.k.New(rc, name, tc.waitLease)
 			got := make(chan context.Context, 1)
@@ -247,7 +247,7 @@ func handoffLeases(t *testing.T, e *env) {
 			}()
 			e.awaitWaiting(t, name, 1, calls, 0)
 			time.Sleep(50 * time.Millisecond) // its attempt after subscribing
-			unlockT(t, holder, hctx)
+			redistest.Unlock(t, holder, hctx)
 			var wctx context.Context
 			select {
 			case wctx = <-got:
@@ -283,7 +283,7 @@ func handoffLeases(t *testing.T, e *env) {
 			if wctx.Err() != nil {
 				t.Fatalf("waiter's lock lost: %v", context.Cause(wctx))
 			}
-			unlockT(t, waiter, wctx)
+			redistest.Unlock(t, waiter, wctx)
 		})
 	}
 }

@@ -99,14 +99,14 @@ func RunLate(t *testing.T, srv *redistest.Server, k Kind) {
 // on srv: for a synchronizer that stands for a lock through an adapter
 // (a semaphore of one permit), with Kind.Prepare and Kind.Check.
 func RunExplore(t *testing.T, srv *redistest.Server, k Kind) {
-	(&env{srv: srv, k: k}).runAll(t, []test{{"Explore", explore}})
+	(&env{srv: srv, k: k}).runAll(t, []test{{"Explore", explore, false}})
 }
 
 // late is RunLate's part of the suite.
 var late = []test{
-	{"LateAttempts", lateAttempts},
-	{"Churn", churn},
-	{"Explore", explore},
+	{"LateAttempts", lateAttempts, false},
+	{"Churn", churn, false},
+	{"Explore", explore, false},
 }
 
 // Basic adapts a relock.Locker without the state queries and the
@@ -140,67 +140,59 @@ func RunCluster(t *testing.T, c *redistest.Cluster, k Kind) {
 type test struct {
 	name string
 	run  func(*testing.T, *env)
+	// waits: the test spends its time waiting out leases, renewal
+	// rounds or quiet periods, on keys and relock clients of its own (or
+	// a server of its own), and checks nothing server-wide, so that under
+	// -short it may run alongside the others that wait (runAll).
+	waits bool
 }
 
 // shared is the suite every lock type passes.
 var shared = []test{
-	{"ReentrancyFollowsContext", reentrancyFollowsContext},
-	{"SameOwnerWaiters", sameOwnerWaiters},
-	{"SameOwnerReentryRacesGrant", sameOwnerReentryRacesGrant},
-	{"UnlockByNonOwner", unlockByNonOwner},
-	{"UnlockWithoutOwner", unlockWithoutOwner},
-	{"UnlockCancelledContext", unlockCancelledContext},
-	{"ContextCancelledByUnlock", contextCancelledByUnlock},
-	{"TryLock", tryLock},
-	{"LockCancelledMidWait", lockCancelledMidWait},
-	{"LateAttempts", lateAttempts},
-	{"Churn", churn},
-	{"ChurnCatchesLeak", churnCatchesLeak},
-	{"Explore", explore},
-	{"WakeUpNotPolling", wakeUpNotPolling},
-	{"OneSubscriptionConnection", oneSubscriptionConnection},
-	{"WatchdogKeepsLock", watchdogKeepsLock},
-	{"WatchdogLossDeleted", watchdogLossDeleted},
-	{"WatchdogLossUnreachable", watchdogLossUnreachable},
-	{"WatchdogBatches", watchdogBatches},
-	{"FixedLease", fixedLease},
-	{"HandoffLeases", handoffLeases},
-	{"ForceUnlock", forceUnlock},
-	{"ForceUnlockTellsHolder", forceUnlockTellsHolder},
-	{"ForceUnlockRetaken", forceUnlockRetaken},
-	{"ForceUnlockRedissonHolder", forceUnlockRedissonHolder},
-	{"MutualExclusion", mutualExclusion},
-	{"BadInput", badInput},
-	{"Close", closeClient},
-}
-
-// waiting lists the tests that spend their time waiting out leases,
-// renewal rounds or quiet periods, on keys and relock clients of their
-// own (or a server of their own), and check nothing server-wide.
-var waiting = map[string]bool{
-	"TryLock":                 true,
-	"WatchdogKeepsLock":       true,
-	"WatchdogLossDeleted":     true,
-	"WatchdogLossUnreachable": true,
-	"WatchdogBatches":         true,
-	"FixedLease":              true,
-	"HandoffLeases":           true,
-	"ForceUnlockRetaken":      true,
+	{"ReentrancyFollowsContext", reentrancyFollowsContext, false},
+	{"SameOwnerWaiters", sameOwnerWaiters, false},
+	{"SameOwnerReentryRacesGrant", sameOwnerReentryRacesGrant, false},
+	{"UnlockByNonOwner", unlockByNonOwner, false},
+	{"UnlockWithoutOwner", unlockWithoutOwner, false},
+	{"UnlockCancelledContext", unlockCancelledContext, false},
+	{"ContextCancelledByUnlock", contextCancelledByUnlock, false},
+	{"TryLock", tryLock, true},
+	{"LockCancelledMidWait", lockCancelledMidWait, false},
+	{"LateAttempts", lateAttempts, false},
+	{"Churn", churn, false},
+	{"ChurnCatchesLeak", churnCatchesLeak, false},
+	{"Explore", explore, false},
+	{"WakeUpNotPolling", wakeUpNotPolling, false},
+	{"OneSubscriptionConnection", oneSubscriptionConnection, false},
+	{"WatchdogKeepsLock", watchdogKeepsLock, true},
+	{"WatchdogLossDeleted", watchdogLossDeleted, true},
+	{"WatchdogLossUnreachable", watchdogLossUnreachable, true},
+	{"WatchdogBatches", watchdogBatches, true},
+	{"FixedLease", fixedLease, true},
+	{"HandoffLeases", handoffLeases, true},
+	{"ForceUnlock", forceUnlock, false},
+	{"ForceUnlockTellsHolder", forceUnlockTellsHolder, false},
+	{"ForceUnlockRetaken", forceUnlockRetaken, true},
+	{"ForceUnlockRedissonHolder", forceUnlockRedissonHolder, false},
+	{"MutualExclusion", mutualExclusion, false},
+	{"BadInput", badInput, false},
+	{"Close", closeClient, false},
 }
 
 // runAll runs tests as subtests of t on e, and then checks that no
 // limited server logged a denied command. Under -short t runs in
-// parallel with the package's other tests marked so (redistest.Parallel). Under -short the waiting tests
-// run at once, after the others (t.Run from one goroutine each, which
-// t.Parallel's limit of GOMAXPROCS would serialize), so that their waits
-// overlap; otherwise every test runs alone, in order.
+// parallel with the package's other tests marked so (redistest.Parallel),
+// and the tests that wait (test.waits) run at once, after the others
+// (t.Run from one goroutine each, which t.Parallel's limit of GOMAXPROCS
+// would serialize), so that their waits overlap; otherwise every test
+// runs alone, in order.
 func (e *env) runAll(t *testing.T, tests []test) {
 	redistest.Parallel(t)
 	e.resetDenied(t)
 	defer e.checkDenied(t)
 	var later []test
 	for _, tc := range tests {
-		if testing.Short() && waiting[tc.name] {
+		if testing.Short() && tc.waits {
 			later = append(later, tc)
 			continue
 		}
@@ -404,22 +396,6 @@ func (e *env) pause(t testing.TB, key string) (resume func()) {
 	}
 	t.Cleanup(resume)
 	return resume
-}
-
-func lockT(t testing.TB, mu Lock, ctx context.Context) context.Context {
-	t.Helper()
-	lctx, err := mu.Lock(ctx)
-	if err != nil {
-		t.Fatalf("Lock(%s): %v", mu.Name(), err)
-	}
-	return lctx
-}
-
-func unlockT(t testing.TB, mu Lock, ctx context.Context) {
-	t.Helper()
-	if err := mu.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock(%s): %v", mu.Name(), err)
-	}
 }
 
 func holdCount(t testing.TB, mu Lock, ctx context.Context) int {

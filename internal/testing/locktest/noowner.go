@@ -18,7 +18,7 @@ func unlockWithoutOwner(t *testing.T, e *env) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	mu := e.k.New(e.client(t, nil), name, 0)
-	ctx := lockT(t, mu, bg)
+	ctx := redistest.Lock(t, mu, bg)
 	err := mu.Unlock(bg)
 	if !errors.Is(err, relock.ErrNoOwner) || !errors.Is(err, relock.ErrNotHeld) {
 		t.Fatalf("Unlock with the context given to Lock = %v, want ErrNoOwner and ErrNotHeld", err)
@@ -30,7 +30,7 @@ func unlockWithoutOwner(t *testing.T, e *env) {
 		t.Fatal("lock context cancelled by the failed unlock")
 	}
 	e.assertOnlyHolder(t, mu, ctx)
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	if locked, err := mu.IsLocked(bg); err != nil || locked {
 		t.Fatalf("IsLocked after Unlock = %v, %v", locked, err)
 	}

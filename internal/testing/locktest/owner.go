@@ -22,21 +22,21 @@ func reentrancyFollowsContext(t *testing.T, e *env) {
 	mu := e.k.New(e.client(t, nil), redistest.Key(t), 0)
 
 	inner := func(ctx context.Context) int {
-		ctx = lockT(t, mu, ctx)
-		defer unlockT(t, mu, ctx)
+		ctx = redistest.Lock(t, mu, ctx)
+		defer redistest.Unlock(t, mu, ctx)
 		return holdCount(t, mu, ctx)
 	}
 	outer := func(ctx context.Context) int {
-		ctx = lockT(t, mu, ctx)
-		defer unlockT(t, mu, ctx)
+		ctx = redistest.Lock(t, mu, ctx)
+		defer redistest.Unlock(t, mu, ctx)
 		return inner(ctx)
 	}
 	if n := outer(context.Background()); n != 2 {
 		t.Fatalf("hold count in nested call = %d, want 2", n)
 	}
 
-	ctx := lockT(t, mu, context.Background())
-	defer unlockT(t, mu, ctx)
+	ctx := redistest.Lock(t, mu, context.Background())
+	defer redistest.Unlock(t, mu, ctx)
 	for what, other := range map[string]context.Context{
 		"context without owner": context.Background(),
 		"WithNewOwner":          relock.WithNewOwner(ctx),
@@ -65,8 +65,8 @@ func unlockByNonOwner(t *testing.T, e *env) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	mu := e.k.New(e.client(t, nil), name, 0)
-	ctx := lockT(t, mu, bg)
-	defer unlockT(t, mu, ctx)
+	ctx := redistest.Lock(t, mu, bg)
+	defer redistest.Unlock(t, mu, ctx)
 	raw := e.redis(t)
 	before := raw.HGetAll(bg, name).Val()
 
@@ -108,21 +108,21 @@ func unlockCancelledContext(t *testing.T, e *env) {
 	name := redistest.Key(t)
 	mu := e.k.New(e.client(t, nil), name, 0)
 	parent, cancel := context.WithCancel(context.Background())
-	ctx := lockT(t, mu, parent)
+	ctx := redistest.Lock(t, mu, parent)
 	cancel()
 	if ctx.Err() == nil {
 		t.Fatal("lock context survived its parent's cancellation")
 	}
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	if raw.Exists(context.Background(), name).Val() != 0 {
 		t.Fatal("Unlock with a cancelled context left the lock")
 	}
 
 	dl, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(50*time.Millisecond))
 	defer cancel2()
-	ctx = lockT(t, mu, dl)
+	ctx = redistest.Lock(t, mu, dl)
 	<-ctx.Done()
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	if raw.Exists(context.Background(), name).Val() != 0 {
 		t.Fatal("Unlock past the deadline left the lock")
 	}
@@ -133,15 +133,15 @@ func unlockCancelledContext(t *testing.T, e *env) {
 // re-enters, do not.
 func contextCancelledByUnlock(t *testing.T, e *env) {
 	mu := e.k.New(e.client(t, nil), redistest.Key(t), 0)
-	ctx := lockT(t, mu, context.Background())
+	ctx := redistest.Lock(t, mu, context.Background())
 	if e.k.Reentry == nil {
-		inner := lockT(t, mu, ctx)
-		unlockT(t, mu, inner)
+		inner := redistest.Lock(t, mu, ctx)
+		redistest.Unlock(t, mu, inner)
 		if ctx.Err() != nil {
 			t.Fatal("inner Unlock cancelled the outer lock context")
 		}
 	}
-	unlockT(t, mu, ctx)
+	redistest.Unlock(t, mu, ctx)
 	if !errors.Is(ctx.Err(), context.Canceled) || errors.Is(context.Cause(ctx), relock.ErrLockLost) {
 		t.Fatalf("after the last Unlock: err %v cause %v, want plain cancellation", ctx.Err(), context.Cause(ctx))
 	}
@@ -157,7 +157,7 @@ func forceUnlock(t *testing.T, e *env) {
 	bg := context.Background()
 	rc := e.client(t, &relock.Options{WatchdogTimeout: time.Second})
 	mu := e.k.New(rc, redistest.Key(t), 0)
-	ctx := lockT(t, mu, bg)
+	ctx := redistest.Lock(t, mu, bg)
 	other := e.k.New(e.client(t, nil), mu.Name(), 0)
 	if ok, err := other.ForceUnlock(bg); err != nil || !ok {
 		t.Fatalf("ForceUnlock of a held lock = %v, %v; want true", ok, err)
@@ -177,7 +177,7 @@ func forceUnlock(t *testing.T, e *env) {
 	}
 
 	// A holder on the forcing client is told at once.
-	ctx = lockT(t, mu, bg)
+	ctx = redistest.Lock(t, mu, bg)
 	if ok, err := mu.ForceUnlock(bg); err != nil || !ok {
 		t.Fatalf("ForceUnlock by the holder's client = %v, %v; want true", ok, err)
 	}
@@ -195,7 +195,7 @@ func sameOwnerWaiters(t *testing.T, e *env) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	holder := e.k.New(e.client(t, nil), name, 0)
-	hctx := lockT(t, holder, bg)
+	hctx := redistest.Lock(t, holder, bg)
 	mu := e.k.New(e.client(t, nil), name, 0)
 	owner := relock.WithNewOwner(bg)
 	type result struct {
@@ -215,7 +215,7 @@ func sameOwnerWaiters(t *testing.T, e *env) {
 		t.Fatalf("Lock returned while another client held the lock: %v", r.err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	unlockT(t, holder, hctx)
+	redistest.Unlock(t, holder, hctx)
 	released := time.Now()
 	var held []context.Context
 	for range 2 {
@@ -243,7 +243,7 @@ func sameOwnerWaiters(t *testing.T, e *env) {
 		t.Fatalf("hold count %d, want %d", n, want)
 	}
 	for _, ctx := range held {
-		unlockT(t, mu, ctx)
+		redistest.Unlock(t, mu, ctx)
 	}
 	if locked, err := holder.IsLocked(bg); err != nil || locked {
 		t.Fatalf("IsLocked after both Unlocks = %v, %v; want false", locked, err)

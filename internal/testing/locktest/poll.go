@@ -68,7 +68,7 @@ func pollsWithoutListening(t *testing.T, e *env) {
 	holder := e.k.New(hc, name, 0)
 	rc, calls := e.countedClient(t, nil)
 	waiter := e.k.New(rc, name, 0)
-	hctx := lockT(t, holder, bg)
+	hctx := redistest.Lock(t, holder, bg)
 	redistest.AwaitListening(t, e.redis(t), hc)
 	subscribed := e.subscribeCalls(t)
 
@@ -86,7 +86,7 @@ func pollsWithoutListening(t *testing.T, e *env) {
 	polled := calls.N()
 	redistest.Eventually(t, 5*time.Second, "waiter polling on", func() bool { return calls.N() >= polled+2 })
 	released := time.Now()
-	unlockT(t, holder, hctx)
+	redistest.Unlock(t, holder, hctx)
 	var got time.Time
 	select {
 	case got = <-acquired:

@@ -27,12 +27,12 @@ func RunReadersCluster(t *testing.T, c *redistest.Cluster) {
 }
 
 var readerTests = []test{
-	{"ReadersShareWriterExcludes", readersShareWriterExcludes},
-	{"WriteUnlockWakesAllReaders", writeUnlockWakesAllReaders},
-	{"ReentrancyAndDowngrade", reentrancyAndDowngrade},
-	{"ForceUnlockSides", forceUnlockSides},
-	{"ForceUnlockTellsReaders", forceUnlockTellsReaders},
-	{"Exclusion", readWriteExclusion},
+	{"ReadersShareWriterExcludes", readersShareWriterExcludes, false},
+	{"WriteUnlockWakesAllReaders", writeUnlockWakesAllReaders, false},
+	{"ReentrancyAndDowngrade", reentrancyAndDowngrade, false},
+	{"ForceUnlockSides", forceUnlockSides, false},
+	{"ForceUnlockTellsReaders", forceUnlockTellsReaders, false},
+	{"Exclusion", readWriteExclusion, false},
 }
 
 // rw returns the read/write lock named name on a relock client of its own.
@@ -108,7 +108,7 @@ func writeUnlockWakesAllReaders(t *testing.T, e *env) {
 	bg := context.Background()
 	name := redistest.Key(t)
 	writer := e.rw(t, name)
-	wctx := lockT(t, writer.Writer(), bg)
+	wctx := redistest.Lock(t, writer.Writer(), bg)
 	clients := []*relock.Client{e.client(t, nil), e.client(t, nil)}
 	const readers = 8
 	raw := e.redis(t)
@@ -167,15 +167,15 @@ func reentrancyAndDowngrade(t *testing.T, e *env) {
 	// The read hold is taken with the owner's context, not the write
 	// hold's: a context derived from the write hold's ends with it.
 	owner := relock.WithNewOwner(bg)
-	w := lockT(t, rw.Writer(), owner)
-	r := lockT(t, rw.Reader(), owner) // downgrade: read hold under the write hold
+	w := redistest.Lock(t, rw.Writer(), owner)
+	r := redistest.Lock(t, rw.Reader(), owner) // downgrade: read hold under the write hold
 	if n := holdCount(t, rw.Reader(), r); n != 1 {
 		t.Fatalf("read holds under the write hold = %d, want 1", n)
 	}
 	if n := holdCount(t, rw.Writer(), r); n != 1 {
 		t.Fatalf("write holds = %d, want 1", n)
 	}
-	unlockT(t, rw.Writer(), w)
+	redistest.Unlock(t, rw.Writer(), w)
 	if mode := raw.HGet(bg, name, "mode").Val(); mode != "read" {
 		t.Fatalf("mode after the write hold went = %q, want read", mode)
 	}
@@ -183,11 +183,11 @@ func reentrancyAndDowngrade(t *testing.T, e *env) {
 		t.Fatal("read hold's context ended with the write hold")
 	}
 	// Other readers may now join; a writer may not.
-	or := lockT(t, other.Reader(), bg)
+	or := redistest.Lock(t, other.Reader(), bg)
 	if _, err := other.TryLock(relock.WithNewOwner(bg), 0); !errors.Is(err, relock.ErrNotAcquired) {
 		t.Fatalf("TryLock in read mode = %v", err)
 	}
-	unlockT(t, other.Reader(), or)
+	redistest.Unlock(t, other.Reader(), or)
 
 	start := time.Now()
 	if _, err := rw.Lock(r); !errors.Is(err, relock.ErrUpgrade) {
@@ -196,12 +196,12 @@ func reentrancyAndDowngrade(t *testing.T, e *env) {
 	if took := time.Since(start); took > time.Second {
 		t.Fatalf("upgrade refused after %v, want at once", took)
 	}
-	r2 := lockT(t, rw.Reader(), r)
+	r2 := redistest.Lock(t, rw.Reader(), r)
 	if n := holdCount(t, rw.Reader(), r2); n != 2 {
 		t.Fatalf("nested read holds = %d, want 2", n)
 	}
-	unlockT(t, rw.Reader(), r2)
-	unlockT(t, rw.Reader(), r)
+	redistest.Unlock(t, rw.Reader(), r2)
+	redistest.Unlock(t, rw.Reader(), r)
 	if err := rw.RUnlock(r); !errors.Is(err, relock.ErrNotHeld) {
 		t.Fatalf("extra RUnlock = %v, want ErrNotHeld", err)
 	}
@@ -217,7 +217,7 @@ func forceUnlockSides(t *testing.T, e *env) {
 	rw := e.rw(t, name)
 	other := e.rw(t, name)
 
-	w := lockT(t, rw.Writer(), bg)
+	w := redistest.Lock(t, rw.Writer(), bg)
 	if ok, err := other.Reader().ForceUnlock(bg); err != nil || ok {
 		t.Fatalf("read side's ForceUnlock of a write hold = %v, %v; want false", ok, err)
 	}
@@ -227,7 +227,7 @@ func forceUnlockSides(t *testing.T, e *env) {
 	if ok, err := other.Writer().ForceUnlock(bg); err != nil || !ok {
 		t.Fatalf("write side's ForceUnlock = %v, %v; want true", ok, err)
 	}
-	r := lockT(t, rw.Reader(), bg)
+	r := redistest.Lock(t, rw.Reader(), bg)
 	if ok, err := other.Writer().ForceUnlock(bg); err != nil || ok {
 		t.Fatalf("write side's ForceUnlock of read holds = %v, %v; want false", ok, err)
 	}

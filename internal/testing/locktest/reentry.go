@@ -25,7 +25,7 @@ func reentryRefused(t *testing.T, e *env) {
 	name := redistest.Key(t)
 	mu := e.k.New(rc, name, 0)
 	owner := relock.WithNewOwner(bg)
-	ctx := lockT(t, mu, owner)
+	ctx := redistest.Lock(t, mu, owner)
 
 	derived, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -73,8 +73,8 @@ func reentryRefused(t *testing.T, e *env) {
 			t.Errorf("%s: TryLock = %v, want ErrNotAcquired", what, err)
 		}
 	}
-	unlockT(t, mu, ctx)
-	unlockT(t, mu, lockT(t, mu, owner))
+	redistest.Unlock(t, mu, ctx)
+	redistest.Unlock(t, mu, redistest.Lock(t, mu, owner))
 
 	const rounds, racers = 10, 8
 	for range rounds {
@@ -99,7 +99,7 @@ func reentryRefused(t *testing.T, e *env) {
 		}
 		lctx := <-held
 		e.assertOnlyHolder(t, mu, lctx)
-		unlockT(t, mu, lctx)
+		redistest.Unlock(t, mu, lctx)
 	}
 	if n := e.redis(t).Exists(bg, name).Val(); n != 0 {
 		t.Fatal("lock left after the last Unlock")

@@ -21,8 +21,8 @@ import (
 func tryLock(t *testing.T, e *env) {
 	bg := context.Background()
 	holder := e.k.New(e.client(t, nil), redistest.Key(t), 0)
-	hctx := lockT(t, holder, bg)
-	defer unlockT(t, holder, hctx)
+	hctx := redistest.Lock(t, holder, bg)
+	defer redistest.Unlock(t, holder, hctx)
 
 	// Retries off and deadlines on: relock runs its scripts through this
 	// client (and its hook) rather than a copy of its own.
@@ -65,7 +65,7 @@ func tryLock(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatalf("TryLock(0) of a free lock: %v", err)
 	}
-	unlockT(t, free, ctx)
+	redistest.Unlock(t, free, ctx)
 }
 
 // lockCancelledMidWait: the error matches both ErrNotAcquired and
@@ -73,8 +73,8 @@ func tryLock(t *testing.T, e *env) {
 func lockCancelledMidWait(t *testing.T, e *env) {
 	name := redistest.Key(t)
 	holder := e.k.New(e.client(t, nil), name, 0)
-	hctx := lockT(t, holder, context.Background())
-	defer unlockT(t, holder, hctx)
+	hctx := redistest.Lock(t, holder, context.Background())
+	defer redistest.Unlock(t, holder, hctx)
 	raw := e.redis(t)
 
 	rc, calls := e.countedClient(t, nil)
@@ -137,7 +137,7 @@ func wakeUpNotPolling(t *testing.T, e *env) {
 	name := redistest.Key(t)
 	holder := e.k.New(e.client(t, nil), name, 0)
 	waiter := e.k.New(e.client(t, nil), name, 0)
-	hctx := lockT(t, holder, context.Background())
+	hctx := redistest.Lock(t, holder, context.Background())
 
 	acquired := make(chan time.Time, 1)
 	go func() {
@@ -157,7 +157,7 @@ func wakeUpNotPolling(t *testing.T, e *env) {
 		t.Fatalf("%d commands reached Redis while the waiter waited", d)
 	}
 	released := time.Now()
-	unlockT(t, holder, hctx)
+	redistest.Unlock(t, holder, hctx)
 	got := <-acquired
 	handoff := got.Sub(released)
 	t.Logf("acquired %v after the unlock", handoff)
@@ -196,7 +196,7 @@ func oneSubscriptionConnection(t *testing.T, e *env) {
 	holders := make([]context.Context, len(names))
 	other := e.client(t, nil)
 	for i, n := range names {
-		holders[i] = lockT(t, e.k.New(other, n, 0), context.Background())
+		holders[i] = redistest.Lock(t, e.k.New(other, n, 0), context.Background())
 	}
 	const waiters = 60
 	ctx, cancel := context.WithCancel(context.Background())
@@ -238,7 +238,7 @@ func oneSubscriptionConnection(t *testing.T, e *env) {
 	cancel()
 	wg.Wait()
 	for i, n := range names {
-		unlockT(t, e.k.New(other, n, 0), holders[i])
+		redistest.Unlock(t, e.k.New(other, n, 0), holders[i])
 	}
 
 	clients := []*relock.Client{rc, other, e.client(t, nil), e.client(t, nil)}
