@@ -22,14 +22,6 @@
 //     otherwise sleep until the leases they wait for run out: there is no
 //     polling, and no arrival order.
 //
-// # Names
-//
-// A Mutex has one name, the group's as the caller gave it, which is
-// also its Redis key: Name returns it, and errors, the client's
-// Observer and its log name the group that way, whatever the set of
-// values. The values a hold covers are in the hash (see the layout
-// below; inspect and cmd/relock list them by value).
-//
 // Compared with package multilock over one lock per value, a Mutex costs
 // one script call however many values it has, where multilock takes its
 // members one after another; but all of its values live in one hash, on

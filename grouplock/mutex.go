@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -73,10 +72,9 @@ func New(rc *relock.Client, group string, values []string, opts *Options) *Mutex
 	// The local hold records (and force-unlock notices) are keyed by a
 	// name of the set, not the group: an owner may hold several sets of
 	// one group at once, and each is renewed and released on its own.
-	// Errors and the Observer show the group (named).
 	name := group
 	if err == nil {
-		name = core.PartName(group, StringCodec.Field(strings.Join(fields, ",")))
+		name = group + "[" + StringCodec.Field(strings.Join(fields, ",")) + "]"
 	}
 	m.l.Init("grouplock", rc, name, o.Lease)
 	if err != nil {
@@ -123,8 +121,7 @@ func fieldsOf(group string, values []string, c Codec) ([]string, error) {
 	return fields, nil
 }
 
-// Name returns the group's name as given to New, which is its Redis key
-// and the name in the Mutex's errors and Observer events.
+// Name returns the group's name, which is its Redis key.
 func (m *Mutex) Name() string { return m.group }
 
 // Client returns the client the lock was built on.
@@ -141,8 +138,7 @@ func (m *Mutex) Client() *relock.Client { return m.l.Client }
 // If ctx ends first, Lock returns an error matching both
 // relock.ErrNotAcquired and ctx.Err(), and leaves nothing in Redis.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
-	lctx, err := m.l.Lock(ctx, -1)
-	return lctx, m.named(err)
+	return m.l.Lock(ctx, -1)
 }
 
 // TryLock is Lock waiting at most wait; 0 means one attempt. It returns
@@ -151,8 +147,7 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 	if wait < 0 {
 		return nil, fmt.Errorf("grouplock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
 	}
-	lctx, err := m.l.Lock(ctx, wait)
-	return lctx, m.named(err)
+	return m.l.Lock(ctx, wait)
 }
 
 // Unlock releases one hold of every value for ctx's owner. A value whose
@@ -162,7 +157,7 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 // relock.ErrNotHeld when ctx's owner did not hold every value (never
 // locked, already unlocked, or lost); the values it did hold lose a hold
 // all the same.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.named(m.l.Unlock(ctx)) }
+func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 
 // ForceUnlock frees every value whoever holds it and wakes the group's
 // waiters. It reports whether any value was held. The holders' lock
@@ -170,30 +165,7 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.named(m.l.Unlock(ct
 // once; on other relock clients holding this same set within
 // milliseconds (a notice on their channel), and those holding other sets
 // with some of these values at their next renewal.
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	held, err := m.l.ForceUnlock(ctx)
-	return held, m.named(err)
-}
-
-// named is err with the set's hold name (core.PartName), which the
-// shared lock code puts in its errors, shown as the group's name.
-func (m *Mutex) named(err error) error {
-	if err == nil || m.l.Name == m.group {
-		return err
-	}
-	msg := strings.ReplaceAll(err.Error(), strconv.Quote(m.l.Name), strconv.Quote(m.group))
-	return &renamedError{msg: msg, err: err}
-}
-
-// A renamedError is an error shown with another text: errors.Is and
-// errors.As see the error it was made from.
-type renamedError struct {
-	msg string
-	err error
-}
-
-func (e *renamedError) Error() string { return e.msg }
-func (e *renamedError) Unwrap() error { return e.err }
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
 
 // IsLocked reports whether anyone holds any of the values.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {

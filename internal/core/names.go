@@ -28,24 +28,3 @@ func ValidateName(name string) error {
 	}
 	return nil
 }
-
-// partSep separates a lock's name from the part an owner holds
-// (PartName).
-const partSep = "\x00"
-
-// PartName is the name of the holds on part of the lock name, for a lock
-// type whose owner may hold several parts of one lock at once, each
-// renewed and released on its own (grouplock's sets of values of one
-// group): the client keeps such holds apart under this name, and
-// force-unlock notices carry it. Users see name alone: the Observer and
-// the client's log are given LockName of it.
-func PartName(name, part string) string { return name + partSep + part }
-
-// LockName is the lock's name in a hold's name made by PartName, or the
-// hold's name as it is.
-func LockName(hold string) string {
-	if i := strings.LastIndex(hold, partSep); i >= 0 {
-		return hold[:i]
-	}
-	return hold
-}

@@ -178,7 +178,7 @@ func (c *Client) ForceUnlocked(ctx context.Context, name string, fields []string
 	})
 	if err != nil && c.cfg.Log != nil {
 		c.cfg.Log.Warn("relock: force-unlock could not tell the holders' clients; they learn at their next renewal",
-			"lock", LockName(name), "clients", len(ids), "error", err)
+			"lock", name, "clients", len(ids), "error", err)
 	}
 }
 

@@ -19,7 +19,7 @@ func (c *Client) StartAcquire(ctx context.Context, kind string, op observe.Op, n
 		return ctx, nil
 	}
 	start := time.Now()
-	octx, end := c.cfg.Observer.StartAcquire(ctx, observe.Lock{Kind: kind, Name: LockName(name)}, op)
+	octx, end := c.cfg.Observer.StartAcquire(ctx, observe.Lock{Kind: kind, Name: name}, op)
 	if octx == nil {
 		octx = ctx
 	}
@@ -51,7 +51,7 @@ func (c *Client) StartUnlock(ctx context.Context, kind string, op observe.Op, na
 	if c == nil || c.cfg.Observer == nil {
 		return ctx, nil
 	}
-	octx, end := c.cfg.Observer.StartUnlock(ctx, observe.Lock{Kind: kind, Name: LockName(name)}, op)
+	octx, end := c.cfg.Observer.StartUnlock(ctx, observe.Lock{Kind: kind, Name: name}, op)
 	if octx == nil {
 		octx = ctx
 	}
@@ -76,7 +76,7 @@ func (c *Client) holdEnded(h *hold, cause error) {
 	if c.cfg.Observer == nil || h.kind == "" {
 		return
 	}
-	c.cfg.Observer.HoldEnded(observe.HoldEnd{Lock: observe.Lock{Kind: h.kind, Name: LockName(h.key.Name)}, Held: time.Since(h.since), Cause: cause})
+	c.cfg.Observer.HoldEnded(observe.HoldEnd{Lock: observe.Lock{Kind: h.kind, Name: h.key.Name}, Held: time.Since(h.since), Cause: cause})
 }
 
 // watchdogRound tells the client's Observer of a renewal round. It is
