@@ -92,7 +92,7 @@ func New(rc *relock.Client, group string, values []string, opts *Options) *Mutex
 	m.acquireKeys, m.acquireBoxed = [2]string{m.keys[0], m.keys[2]}, [2]any{boxed[0], boxed[2]}
 	m.acquireCall.Bind(scripts.GroupAcquire(), m.acquireKeys[:], m.acquireBoxed[:])
 	m.unlockCall.Bind(scripts.GroupUnlock(), m.keys[:2], boxed[:2])
-	m.l.Ops = (*ops)(m)
+	m.l.Listen((*ops)(m))
 	return m
 }
 
@@ -165,7 +165,9 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // once; on other relock clients holding this same set within
 // milliseconds (a notice on their channel), and those holding other sets
 // with some of these values at their next renewal.
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	return m.l.ForceUnlock(ctx, (*ops)(m))
+}
 
 // IsLocked reports whether anyone holds any of the values.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {

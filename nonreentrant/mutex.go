@@ -70,7 +70,7 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	if m.l.C != nil {
 		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
 	}
-	m.l.Ops = (*ops)(m)
+	m.l.Listen((*ops)(m))
 	m.l.Grants = true
 	return m
 }
@@ -133,7 +133,9 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // A holder whose notice is lost (its subscription connection was down)
 // learns at its next renewal, or when its fixed lease ends; Redisson's
 // holders, at their next renewal.
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	return m.l.ForceUnlock(ctx, (*ops)(m))
+}
 
 // IsLocked reports whether anyone holds the lock.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }

@@ -146,7 +146,7 @@ func newSide(rc *relock.Client, name string, lease time.Duration, mode string, k
 	s := &Side{mode: mode, keys: keys, tagged: tagged, readers: mode == "read"}
 	s.l.Init("rwlock", rc, name, lease)
 	s.writeKeys = [2]string{name, s.l.Gone}
-	s.l.Ops = (*ops)(s)
+	s.l.Listen((*ops)(s))
 	if !s.readers {
 		s.l.Field = writerField
 	}

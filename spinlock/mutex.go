@@ -65,8 +65,7 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	if err != nil && m.l.Err == nil {
 		m.l.Err = fmt.Errorf("spinlock: %w", err)
 	}
-	m.l.Poll = backoff
-	m.l.Ops = (*ops)(m)
+	m.l.Poll((*ops)(m), backoff)
 	return m
 }
 
@@ -120,7 +119,9 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // whose notice is lost (its subscription connection was down) learns at
 // its next renewal, or when its fixed lease ends; Redisson's holders, at
 // their next renewal.
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	return m.l.ForceUnlock(ctx, (*ops)(m))
+}
 
 // IsLocked reports whether anyone holds the lock.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }

@@ -45,14 +45,14 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 		LikelyFree: !l.taken.Load(),
 		Wait:       bound,
 		MaxSleep:   l.MaxSleep,
-		Poll:       l.Poll,
+		Poll:       l.poll,
 		Done:       done,
 	}
-	if _, ok := l.Ops.(GiveUpper); ok {
+	if _, ok := l.ops.(GiveUpper); ok {
 		spec.Acquirer = quitting{a}
 	}
-	if l.Poll == nil {
-		spec.Channel, spec.Tag = l.Ops.(Channeler).Channel(key.Field)
+	if l.channels != nil {
+		spec.Channel, spec.Tag = l.channels.Channel(key.Field)
 	}
 	err = wait.Acquire(octx, spec)
 	if taken := !a.asked.IsZero(); taken != !spec.LikelyFree {
@@ -117,7 +117,7 @@ func (a *acquire) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	defer cancel()
 	sent := time.Now()
 	a.last = l.C.NextAttempt()
-	r, err := l.Ops.Acquire(opctx, a.f, mode, a.last)
+	r, err := l.ops.Acquire(opctx, a.f, mode, a.last)
 	switch {
 	case err != nil:
 		a.cut = true
@@ -141,7 +141,7 @@ func (a *acquire) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	a.queued = a.queued || mode == Join || mode == Queued
 	a.asked = sent
 	o := wait.Outcome{TTL: r.Sleep}
-	if f, ok := l.Ops.(Foreigner); ok && r.Foreign {
+	if f, ok := l.ops.(Foreigner); ok && r.Foreign {
 		o.Also = f.Foreign(a.key.Field)
 	}
 	if r.Turn {
@@ -222,7 +222,7 @@ func (q quitting) GiveUp(ctx context.Context) error {
 				return err
 			}
 		}
-		return a.l.Ops.(GiveUpper).GiveUp(ctx, a.f, holding)
+		return a.l.ops.(GiveUpper).GiveUp(ctx, a.f, holding)
 	})
 }
 
@@ -249,7 +249,7 @@ func (a *acquire) take(ctx context.Context, g core.Grant) (wait.Outcome, error) 
 }
 
 func (l *Lock) renewal(f Field) watchdog.Renewal {
-	if r, ok := l.Ops.(Renewer); ok {
+	if r, ok := l.ops.(Renewer); ok {
 		return r.Renewal(f)
 	}
 	return l.HashRenewal(f)
@@ -285,7 +285,7 @@ func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field, attempt i
 		if err := l.bury(ctx, f, attempt); err != nil || holding {
 			return err
 		}
-		_, err := l.Ops.Unlock(ctx, l.C.Scripts, f, true)
+		_, err := l.ops.Unlock(ctx, l.C.Scripts, f, true)
 		return err
 	}
 	if core.Over(ctx) {

@@ -21,7 +21,6 @@ type Lock struct {
 	Name   string
 	Pkg    string        // error prefix: the lock package's name
 	Lease  time.Duration // fixed lease; 0 means the watchdog renews
-	Ops    Ops
 	// Kind names the lock to the Observer, and Op and TryOp its Lock
 	// calls that wait until ctx ends and those bounded: Init sets Pkg,
 	// observe.OpLock and OpTryLock, and an election's lock is told as
@@ -39,12 +38,7 @@ type Lock struct {
 	// MaxSleep caps each sleep between attempts (a fair waiter's score
 	// refresh); 0 means no cap.
 	MaxSleep time.Duration
-	// Poll, when set, makes waits poll with this backoff instead of
-	// listening (Redisson's spin lock, whose releases publish nothing):
-	// they never subscribe, and Channeler, Foreigner and Grants go
-	// unused.
-	Poll wait.Backoff
-	Err  error // bad input found by Init, returned by every method
+	Err      error // bad input found by Init, returned by every method
 
 	// Gone is relock's record of the lock's given-up attempts
 	// (layout.LockGone): the acquire scripts' last KEY.
@@ -60,6 +54,12 @@ type Lock struct {
 	// WatchdogTimeout.
 	renewed time.Duration
 
+	// ops are the lock type's scripts (Listen or Poll). channels is the
+	// same value when waits listen, and nil when they poll with poll.
+	ops      Ops
+	channels Channeler
+	poll     wait.Backoff
+
 	// Arguments made once, so that each call boxes no new value.
 	leaseArg  any       // LeaseMillis
 	renewArg  any       // the renewed lease in ms
@@ -73,8 +73,9 @@ type Lock struct {
 	taken atomic.Bool
 }
 
-// Init validates a lock's inputs and sets l up without Ops; the caller
-// fills them in. Bad input is recorded in Err, not returned.
+// Init validates a lock's inputs and sets l up without Ops, which the
+// caller then gives with Listen or Poll. Bad input is recorded in Err,
+// not returned.
 func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Duration) {
 	*l = Lock{C: core.Of(rc), Client: rc, Name: name, Pkg: pkg, Kind: pkg, Op: observe.OpLock, TryOp: observe.OpTryLock,
 		Lease: lease, renewKeys: [1]string{name}, Gone: layout.LockGone(name)}
@@ -96,6 +97,17 @@ func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Durat
 		l.leaseArg, l.renewArg = l.C.WatchdogArg, l.C.WatchdogArg
 	}
 }
+
+// Listen gives l its lock type's scripts, whose waits listen for
+// wake-ups on the channels ops names. Call it, or Poll, after Init.
+func (l *Lock) Listen(ops Listener) { l.ops, l.channels = ops, ops }
+
+// Poll gives l its lock type's scripts, whose waits poll with backoff
+// instead of listening (Redisson's spin lock, whose releases publish
+// nothing): they never subscribe, a Foreigner's channel goes unheard,
+// and no wake-up hands the lock over, so that Grants only picks the
+// attempts' modes. Call it, or Listen, after Init.
+func (l *Lock) Poll(ops Ops, backoff wait.Backoff) { l.ops, l.poll = ops, backoff }
 
 // SetRenewed gives a lock without a fixed Lease a renewed lease of its
 // own, d in whole ms, in place of the client's WatchdogTimeout: its

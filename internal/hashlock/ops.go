@@ -91,8 +91,20 @@ func (m Mode) Arg() any {
 
 // Ops are the scripts of one lock type, each run once per call. A lock type
 // implements them on its own lock value, converted to a type that keeps
-// them out of its API: a lock then costs no closure per operation. The
-// optional ones below are found by type assertion.
+// them out of its API: a lock then costs no closure per operation. It
+// hands them to its Lock with Lock.Listen (a Listener: Ops and the
+// Channeler its waits listen with) or Lock.Poll, and its Forcer to each
+// Lock.ForceUnlock, so that the compiler checks every interface a lock
+// type must implement; the optional ones (GiveUpper, Foreigner, Renewer)
+// are found by type assertion.
+//
+// Acquire runs under the Lock call's own context (bounded by
+// core.Client.OpContext), which the caller's cancellation may cut short
+// (a pool wait, a dial): an attempt whose reply is lost is undone
+// (Lock.abandon). Unlock runs under a context that the cancellation of
+// the call it serves cannot cut short (core.Client.CleanupContext, or a
+// background one for an undo: core.Client.Settle, Detach), but for
+// Lock.Release's, which Client.Shutdown's context bounds.
 type Ops interface {
 	// Acquire tries once for f, as mode asks. attempt is the attempt's
 	// number (core.Client.NextAttempt), to send with Lock.Gone: the
@@ -106,26 +118,36 @@ type Ops interface {
 	Unlock(ctx context.Context, rdb redis.Scripter, f Field, last bool) (any, error)
 }
 
+// A Listener is the Ops of a lock type whose waits listen for wake-ups
+// (Lock.Listen): every type but one that polls.
+type Listener interface {
+	Ops
+	Channeler
+}
+
+// A Channeler names the channel on which field's waits are woken, and
+// the waiter's tag there ("" for none): a message "<tag>:<lease ms>"
+// hands it the lock (a fair lock's grant).
+type Channeler interface {
+	Channel(field string) (channel, tag string)
+}
+
+// A Forcer deletes the lock and replies the holders it deleted, as
+// core.Forced reads it (Lock.ForceUnlock).
+type Forcer interface {
+	ForceUnlock(ctx context.Context) (any, error)
+}
+
 // Optional Ops.
 type (
 	// A GiveUpper undoes what failed attempts left in Redis, if
 	// anything (a fair lock's queue entry, or a grant not taken);
 	// holding tells whether the owner holds the lock on this client.
-	// Ops without it leave nothing behind a failed attempt.
+	// Ops without it leave nothing behind a failed attempt. GiveUp
+	// runs within core.Grace of the caller's end, and then in the
+	// background (core.Client.Settle).
 	GiveUpper interface {
 		GiveUp(ctx context.Context, f Field, holding bool) error
-	}
-	// A Forcer deletes the lock and replies the holders it deleted, as
-	// core.Forced reads it: Lock.ForceUnlock needs it.
-	Forcer interface {
-		ForceUnlock(ctx context.Context) (any, error)
-	}
-	// A Channeler names the channel on which field's waits are woken,
-	// and the waiter's tag there ("" for none): a message
-	// "<tag>:<lease ms>" hands it the lock (a fair lock's grant). A lock
-	// that listens needs it; one that polls (Lock.Poll) does not.
-	Channeler interface {
-		Channel(field string) (channel, tag string)
 	}
 	// A Foreigner names the channel on which clients other than relock
 	// wake field's waits, when Result.Foreign says one may.

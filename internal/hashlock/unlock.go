@@ -9,13 +9,14 @@ import (
 	"github.com/relock-go/relock/observe"
 )
 
-// Release releases holds of field in Redis, holds times, through the scripts
-// client, until ctx ends: what Client.Shutdown does with a hold of this
-// lock.
+// Release sends up to holds unlocks of field's hold in Redis, one after
+// another through the scripts client, under ctx: what Client.Shutdown
+// does with a hold of this lock. It stops at an error, or once Redis
+// reports the field gone or the lock released.
 func (l *Lock) Release(ctx context.Context, field string, holds int) error {
 	f := Field{S: field, Arg: field}
 	for range holds {
-		reply, err := l.Ops.Unlock(ctx, l.C.Scripts, f, true)
+		reply, err := l.ops.Unlock(ctx, l.C.Scripts, f, true)
 		if n, _ := reply.(int64); err != nil || reply == nil || n == 1 {
 			// An error, nothing (more) held, or the lock released.
 			return err
@@ -49,7 +50,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	// owner's Lock used, so an Unlock given only core.Grace (its context
 	// done) rarely waits for a dial and a TLS handshake, and a reply it
 	// loses is handled here rather than resent by go-redis.
-	reply, err := l.Ops.Unlock(cctx, l.C.Scripts, f, holds == 1)
+	reply, err := l.ops.Unlock(cctx, l.C.Scripts, f, holds == 1)
 	cancel()
 	if err != nil {
 		// Read ctx's end first: ending the hold below cancels ctx when
@@ -63,7 +64,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		// waits for it.
 		again := holds <= 1 && core.Transient(err) && l.C.Detach(ctx, key, func(ctx context.Context) {
 			_ = core.Retry(ctx, func(ctx context.Context) error {
-				_, err := l.Ops.Unlock(ctx, l.C.Scripts, f, true)
+				_, err := l.ops.Unlock(ctx, l.C.Scripts, f, true)
 				return err
 			})
 		})
@@ -88,9 +89,9 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	return nil
 }
 
-// ForceUnlock deletes the lock whoever holds it, and tells its holders'
-// clients (core.ForceUnlocked).
-func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
+// ForceUnlock deletes the lock whoever holds it, through force (the
+// lock type's Ops), and tells its holders' clients (core.ForceUnlocked).
+func (l *Lock) ForceUnlock(ctx context.Context, force Forcer) (bool, error) {
 	end, err := l.Begin(ctx)
 	if err != nil {
 		return false, err
@@ -98,7 +99,7 @@ func (l *Lock) ForceUnlock(ctx context.Context) (bool, error) {
 	defer end()
 	opctx, cancel := l.C.OpContext(ctx)
 	defer cancel()
-	reply, err := l.Ops.(Forcer).ForceUnlock(opctx)
+	reply, err := force.ForceUnlock(opctx)
 	if err != nil {
 		return false, l.errorf("force unlock", err)
 	}
