@@ -2,7 +2,6 @@ package nonreentrant
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/relock-go/relock"
@@ -100,8 +99,8 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // an error matching relock.ErrNotAcquired when it gives up, and one
 // matching relock.ErrNotReentrant when ctx's owner holds the lock.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("nonreentrant: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	if err := core.CheckWait("nonreentrant", wait); err != nil {
+		return nil, err
 	}
 	return m.lock(ctx, wait)
 }

@@ -167,10 +167,7 @@ func (s *Side) Lock(ctx context.Context) (context.Context, error) { return s.l.L
 // TryLock is Lock waiting at most wait; 0 means one attempt. It returns
 // an error matching relock.ErrNotAcquired when it gives up.
 func (s *Side) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("rwlock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
-	}
-	return s.l.Lock(ctx, wait)
+	return s.l.TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of ctx's owner on this side. It runs on ctx's

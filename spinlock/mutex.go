@@ -93,10 +93,7 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // TryLock is Lock waiting at most wait; 0 means one attempt. It returns
 // an error matching relock.ErrNotAcquired when it gives up.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("spinlock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
-	}
-	return m.l.Lock(ctx, wait)
+	return m.l.TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of ctx's owner; the last hold deletes the

@@ -130,8 +130,8 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 
 // TryLock is Lock waiting at most wait (fair.Mutex.TryLock).
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("%s: negative wait %v: %w", m.l.Pkg, wait, relock.ErrInvalidArgument)
+	if err := core.CheckWait(m.l.Pkg, wait); err != nil {
+		return nil, err
 	}
 	return m.lock(ctx, wait)
 }

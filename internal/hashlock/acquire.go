@@ -64,6 +64,15 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 	return a.lctx, nil
 }
 
+// TryLock is Lock for a lock type's TryLock, whose negative bound is bad
+// input (core.CheckWait), found before anything else.
+func (l *Lock) TryLock(ctx context.Context, bound time.Duration) (context.Context, error) {
+	if err := core.CheckWait(l.Pkg, bound); err != nil {
+		return nil, err
+	}
+	return l.Lock(ctx, bound)
+}
+
 // An acquire is the state of one Lock call.
 type acquire struct {
 	l     *Lock
