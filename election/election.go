@@ -155,8 +155,8 @@ func (e *Election) Campaign(ctx context.Context, value string) (context.Context,
 // TryCampaign is Campaign giving up after wait (0: elected only when
 // nobody leads or waits) with an error matching relock.ErrNotAcquired.
 func (e *Election) TryCampaign(ctx context.Context, value string, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("election: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	if err := core.CheckWait("election", wait); err != nil {
+		return nil, err
 	}
 	return e.run(ctx, value, wait)
 }

@@ -92,7 +92,7 @@ func New(rc *relock.Client, group string, values []string, opts *Options) *Mutex
 	m.acquireKeys, m.acquireBoxed = [2]string{m.keys[0], m.keys[2]}, [2]any{boxed[0], boxed[2]}
 	m.acquireCall.Bind(lua.GroupAcquire(), m.acquireKeys[:], m.acquireBoxed[:])
 	m.unlockCall.Bind(lua.GroupUnlock(), m.keys[:2], boxed[:2])
-	m.l.Ops = (*ops)(m)
+	m.l.Listen((*ops)(m))
 	return m
 }
 
@@ -144,10 +144,7 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // TryLock is Lock waiting at most wait; 0 means one attempt. It returns
 // an error matching relock.ErrNotAcquired when it gives up.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("grouplock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
-	}
-	return m.l.Lock(ctx, wait)
+	return m.l.TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of every value for ctx's owner. A value whose
@@ -165,7 +162,9 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // once; on other relock clients holding this same set within
 // milliseconds (a notice on their channel), and those holding other sets
 // with some of these values at their next renewal.
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	return m.l.ForceUnlock(ctx, (*ops)(m))
+}
 
 // IsLocked reports whether anyone holds any of the values.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {

@@ -3,7 +3,6 @@ package latch
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
@@ -27,8 +26,8 @@ func (l *Latch) Await(ctx context.Context) error {
 // It reports whether the latch was open; running out of time is false
 // with a nil error.
 func (l *Latch) TryAwait(ctx context.Context, wait time.Duration) (bool, error) {
-	if wait < 0 {
-		return false, fmt.Errorf("latch: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	if err := core.CheckWait("latch", wait); err != nil {
+		return false, err
 	}
 	return l.await(ctx, wait)
 }

@@ -119,8 +119,8 @@ func (ml *MultiLock) TryLock(ctx context.Context, wait time.Duration) (context.C
 	if err := ml.check(ctx); err != nil {
 		return nil, err
 	}
-	if wait < 0 {
-		return nil, fmt.Errorf("multilock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	if err := core.CheckWait("multilock", wait); err != nil {
+		return nil, err
 	}
 	return ml.lock(ctx, wait)
 }

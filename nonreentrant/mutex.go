@@ -2,7 +2,6 @@ package nonreentrant
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/relock-go/relock"
@@ -70,7 +69,7 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	if m.l.C != nil {
 		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
 	}
-	m.l.Ops = (*ops)(m)
+	m.l.Listen((*ops)(m))
 	m.l.Grants = true
 	return m
 }
@@ -100,8 +99,8 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // an error matching relock.ErrNotAcquired when it gives up, and one
 // matching relock.ErrNotReentrant when ctx's owner holds the lock.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("nonreentrant: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	if err := core.CheckWait("nonreentrant", wait); err != nil {
+		return nil, err
 	}
 	return m.lock(ctx, wait)
 }
@@ -129,7 +128,9 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // contexts, on any relock client, are cancelled with cause
 // relock.ErrLockLost within milliseconds (how, and the limits:
 // "Force-unlock notices" in docs/wire-layout.md).
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	return m.l.ForceUnlock(ctx, (*ops)(m))
+}
 
 // IsLocked reports whether anyone holds the lock.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }

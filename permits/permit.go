@@ -102,8 +102,8 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
 // (TrySetPermits), or it was deleted or expired. The permit's context
 // derives from ctx, not from the wait bound.
 func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration) (*Permit, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("permits: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	if err := core.CheckWait("permits", wait); err != nil {
+		return nil, err
 	}
 	return s.acquire(ctx, wait)
 }

@@ -191,8 +191,8 @@ func (rl *RedLock) TryLock(ctx context.Context, wait time.Duration) (context.Con
 	if err := rl.usable(ctx); err != nil {
 		return nil, err
 	}
-	if wait < 0 {
-		return nil, fmt.Errorf("redlock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
+	if err := core.CheckWait("redlock", wait); err != nil {
+		return nil, err
 	}
 	return rl.lock(ctx, wait)
 }

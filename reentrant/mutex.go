@@ -86,7 +86,7 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	if m.l.C != nil {
 		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
 	}
-	m.l.Ops = (*ops)(m)
+	m.l.Listen((*ops)(m))
 	// A fenced waiter is never handed the lock (a grant would draw no
 	// token): it is woken to try, and each acquire counts a hold.
 	m.l.Grants = !o.Fencing
@@ -116,10 +116,7 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // TryLock is Lock waiting at most wait; 0 means one attempt. It returns
 // an error matching relock.ErrNotAcquired when it gives up.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("reentrant: negative wait %v: %w", wait, relock.ErrInvalidArgument)
-	}
-	return m.l.Lock(ctx, wait)
+	return m.l.TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of ctx's owner. The last hold deletes the lock
@@ -136,7 +133,9 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // contexts, on any relock client, are cancelled with cause
 // relock.ErrLockLost within milliseconds (how, and the limits:
 // "Force-unlock notices" in docs/wire-layout.md).
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	return m.l.ForceUnlock(ctx, (*ops)(m))
+}
 
 // IsLocked reports whether anyone holds the lock.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }

@@ -141,7 +141,7 @@ func newSide(rc *relock.Client, name string, lease time.Duration, mode string, k
 	s := &Side{mode: mode, keys: keys, tagged: tagged, readers: mode == "read"}
 	s.l.Init("rwlock", rc, name, lease)
 	s.writeKeys = [2]string{name, s.l.Gone}
-	s.l.Ops = (*ops)(s)
+	s.l.Listen((*ops)(s))
 	if !s.readers {
 		s.l.Field = writerField
 	}
@@ -162,10 +162,7 @@ func (s *Side) Lock(ctx context.Context) (context.Context, error) { return s.l.L
 // TryLock is Lock waiting at most wait; 0 means one attempt. It returns
 // an error matching relock.ErrNotAcquired when it gives up.
 func (s *Side) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("rwlock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
-	}
-	return s.l.Lock(ctx, wait)
+	return s.l.TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of ctx's owner on this side. It runs on ctx's

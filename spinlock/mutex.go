@@ -65,8 +65,7 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	if err != nil && m.l.Err == nil {
 		m.l.Err = fmt.Errorf("spinlock: %w", err)
 	}
-	m.l.Poll = backoff
-	m.l.Ops = (*ops)(m)
+	m.l.Poll((*ops)(m), backoff)
 	return m
 }
 
@@ -94,10 +93,7 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 // TryLock is Lock waiting at most wait; 0 means one attempt. It returns
 // an error matching relock.ErrNotAcquired when it gives up.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("spinlock: negative wait %v: %w", wait, relock.ErrInvalidArgument)
-	}
-	return m.l.Lock(ctx, wait)
+	return m.l.TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of ctx's owner; the last hold deletes the
@@ -115,7 +111,9 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // a lock to delete. Its holders' lock contexts, on any relock client,
 // are cancelled with cause relock.ErrLockLost within milliseconds (how,
 // and the limits: "Force-unlock notices" in docs/wire-layout.md).
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	return m.l.ForceUnlock(ctx, (*ops)(m))
+}
 
 // IsLocked reports whether anyone holds the lock.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }

@@ -1,6 +1,10 @@
 package core
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"time"
+)
 
 // The errors of Usable: bad input, so both match ErrInvalidArgument.
 var (
@@ -28,6 +32,18 @@ func Usable(made bool, ctx context.Context) error {
 		return ErrUnmade
 	case ctx == nil:
 		return ErrNilContext
+	}
+	return nil
+}
+
+// CheckWait checks the wait a TryLock, TryAcquire or TryAwait is given
+// (0: one attempt): a negative one is an error matching
+// ErrInvalidArgument, prefixed with pkg, the package's name. It must be
+// refused because inside the packages a negative bound means "until ctx
+// ends", the wait of Lock, Acquire and Await.
+func CheckWait(pkg string, wait time.Duration) error {
+	if wait < 0 {
+		return fmt.Errorf("%s: negative wait %v: %w", pkg, wait, ErrInvalidArgument)
 	}
 	return nil
 }

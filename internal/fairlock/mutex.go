@@ -112,7 +112,7 @@ func (m *Mutex) init(pkg string, rc *relock.Client, name string, lease, waitTime
 	// silent waiter stays queued.
 	m.l.GoneFor = waitTimeout
 	m.l.MaxSleep = waitTimeout / 2
-	m.l.Ops = (*ops)(m)
+	m.l.Listen((*ops)(m))
 	m.l.Grants = true
 }
 
@@ -130,8 +130,8 @@ func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
 
 // TryLock is Lock waiting at most wait (fair.Mutex.TryLock).
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	if wait < 0 {
-		return nil, fmt.Errorf("%s: negative wait %v: %w", m.l.Pkg, wait, relock.ErrInvalidArgument)
+	if err := core.CheckWait(m.l.Pkg, wait); err != nil {
+		return nil, err
 	}
 	return m.lock(ctx, wait)
 }
@@ -152,7 +152,9 @@ func (m *Mutex) lock(ctx context.Context, bound time.Duration) (context.Context,
 func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it (fair.Mutex.ForceUnlock).
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.l.ForceUnlock(ctx) }
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
+	return m.l.ForceUnlock(ctx, (*ops)(m))
+}
 
 // IsLocked reports whether anyone holds the lock.
 func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
