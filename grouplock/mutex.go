@@ -40,12 +40,13 @@ type Mutex struct {
 	// keys are the group's hash and its channel
 	// (redisson_lock__channel:{<group>}), the KEYS of the release
 	// scripts, and the record of given-up attempts on the group
-	// (hashlock.Lock.Gone), the acquire's second; boxed holds them boxed.
-	keys  [3]string
-	boxed [3]any
-	// acquireKeys and acquireBoxed are the acquire's KEYS.
-	acquireKeys  [2]string
-	acquireBoxed [2]any
+	// (hashlock.Lock.Gone), the acquire's second; keyArgs holds them as
+	// script arguments (core.Call).
+	keys    [3]string
+	keyArgs [3]any
+	// acquireKeys and acquireKeyArgs are the acquire's KEYS.
+	acquireKeys    [2]string
+	acquireKeyArgs [2]any
 	// fields are the values' fields in sorted order, boxed once for
 	// every call's ARGV.
 	fields                  []any
@@ -84,14 +85,14 @@ func New(rc *relock.Client, group string, values []string, opts *Options) *Mutex
 	// share, not on the set's name.
 	m.l.Gone = layout.LockGone(group)
 	m.keys = [3]string{group, layout.GroupLockChannel(group), m.l.Gone}
-	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
+	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
 	m.fields = make([]any, len(fields))
 	for i, f := range fields {
 		m.fields[i] = f
 	}
-	m.acquireKeys, m.acquireBoxed = [2]string{m.keys[0], m.keys[2]}, [2]any{boxed[0], boxed[2]}
-	m.acquireCall.Bind(lua.GroupAcquire(), m.acquireKeys[:], m.acquireBoxed[:])
-	m.unlockCall.Bind(lua.GroupUnlock(), m.keys[:2], boxed[:2])
+	m.acquireKeys, m.acquireKeyArgs = [2]string{m.keys[0], m.keys[2]}, [2]any{keyArgs[0], keyArgs[2]}
+	m.acquireCall.Bind(lua.GroupAcquire(), m.acquireKeys[:], m.acquireKeyArgs[:])
+	m.unlockCall.Bind(lua.GroupUnlock(), m.keys[:2], keyArgs[:2])
 	m.l.Listen((*ops)(m))
 	return m
 }

@@ -32,12 +32,13 @@ type Mutex struct {
 	// (redisson_lock__channel:{<name>}) and its waiters
 	// (relock_lock_waiters:{<name>}); acquireKeys the acquire script's:
 	// the lock, the waiters and the record of given-up attempts
-	// (hashlock.Lock.Gone). The boxed arrays hold them boxed for the
-	// calls. Arrays, so that a Mutex is one allocation and its names.
+	// (hashlock.Lock.Gone). The keyArgs arrays hold them as script
+	// arguments (core.Call). Arrays, so that a Mutex is one allocation
+	// and its names.
 	keys                    [3]string
 	acquireKeys             [3]string
-	boxed                   [3]any
-	acquireBoxed            [3]any
+	keyArgs                 [3]any
+	acquireKeyArgs          [3]any
 	acquireCall, unlockCall core.Call
 	// clientChannel: "<channel>:<client id>", where the client's waiters
 	// are woken one at a time (Channel).
@@ -61,11 +62,11 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	m.l.Init("nonreentrant", rc, name, o.Lease)
 	channel, waiters := layout.LockChannel(name), layout.LockWaiters(name)
 	m.keys = [3]string{name, channel, waiters}
-	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
+	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
 	m.acquireKeys = [3]string{name, waiters, m.l.Gone}
-	m.acquireBoxed = [3]any{boxed[0], boxed[2], m.l.Gone}
-	m.acquireCall.Bind(lua.NonReentrantAcquire(), m.acquireKeys[:], m.acquireBoxed[:])
-	m.unlockCall.Bind(lua.Unlock(), m.keys[:], boxed)
+	m.acquireKeyArgs = [3]any{keyArgs[0], keyArgs[2], m.l.Gone}
+	m.acquireCall.Bind(lua.NonReentrantAcquire(), m.acquireKeys[:], m.acquireKeyArgs[:])
+	m.unlockCall.Bind(lua.Unlock(), m.keys[:], keyArgs)
 	if m.l.C != nil {
 		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
 	}

@@ -39,13 +39,13 @@ type Mutex struct {
 	// (relock_lock_waiters:{<name>}); acquireKeys the acquire script's:
 	// the lock, the waiters, with fencing the token counter
 	// (redisson_lock_token:{<name>}), and the record of given-up
-	// attempts (hashlock.Lock.Gone). The boxed arrays hold them boxed
-	// for the calls. Arrays, so that a Mutex is one allocation and its
-	// names.
+	// attempts (hashlock.Lock.Gone). The keyArgs arrays hold them as
+	// script arguments (core.Call). Arrays, so that a Mutex is one
+	// allocation and its names.
 	keys                    [3]string
 	acquireKeys             [4]string
-	boxed                   [3]any
-	acquireBoxed            [4]any
+	keyArgs                 [3]any
+	acquireKeyArgs          [4]any
 	acquireCall, unlockCall core.Call
 	// clientChannel: "<channel>:<client id>", where the client's waiters
 	// are woken one at a time (Channel).
@@ -70,19 +70,19 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	m.l.Init("reentrant", rc, name, o.Lease)
 	channel, waiters := layout.LockChannel(name), layout.LockWaiters(name)
 	m.keys = [3]string{name, channel, waiters}
-	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
+	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
 	m.acquireKeys = [4]string{name, waiters}
-	m.acquireBoxed = [4]any{boxed[0], boxed[2]}
+	m.acquireKeyArgs = [4]any{keyArgs[0], keyArgs[2]}
 	acquire, n := lua.Acquire(), 2
 	if o.Fencing {
 		token := layout.LockToken(name)
-		m.acquireKeys[2], m.acquireBoxed[2] = token, token
+		m.acquireKeys[2], m.acquireKeyArgs[2] = token, token
 		acquire, n = lua.FencedAcquire(), 3
 	}
-	m.acquireKeys[n], m.acquireBoxed[n] = m.l.Gone, m.l.Gone
+	m.acquireKeys[n], m.acquireKeyArgs[n] = m.l.Gone, m.l.Gone
 	n++
-	m.acquireCall.Bind(acquire, m.acquireKeys[:n], m.acquireBoxed[:n])
-	m.unlockCall.Bind(lua.Unlock(), m.keys[:], boxed)
+	m.acquireCall.Bind(acquire, m.acquireKeys[:n], m.acquireKeyArgs[:n])
+	m.unlockCall.Bind(lua.Unlock(), m.keys[:], keyArgs)
 	if m.l.C != nil {
 		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
 	}

@@ -32,7 +32,7 @@ func (s *Side) readerOf(field string) string {
 
 func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode, attempt int64) (hashlock.Result, error) {
 	s := (*Side)(o)
-	c, lease, field := s.l.C, s.l.LeaseArg(), f.S
+	c, lease, field := s.l.C, s.l.LeaseArg(), f.Name
 	var reply any
 	var err error
 	if s.readers {
@@ -56,7 +56,7 @@ func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, 
 	pub := s.l.C.PublishArg()
 	if s.readers {
 		return core.Eval(ctx, rdb, lua.RWReadUnlock(),
-			[]string{s.l.Name, s.keys[1], s.timeoutPrefix(f.S), s.tagged}, f.Arg, pub)
+			[]string{s.l.Name, s.keys[1], s.timeoutPrefix(f.Name), s.tagged}, f.Arg, pub)
 	}
 	return core.Eval(ctx, rdb, lua.RWWriteUnlock(), s.keys, s.l.LeaseArg(), f.Arg, pub)
 }
@@ -78,7 +78,7 @@ func (o *ops) Renewal(f hashlock.Field) renew.Renewal {
 	}
 	return renew.Renewal{
 		Script: lua.RWReadRenew(),
-		Keys:   []string{s.l.Name, s.timeoutPrefix(f.S)},
+		Keys:   []string{s.l.Name, s.timeoutPrefix(f.Name)},
 		Args:   []any{core.Millis(s.l.C.WatchdogTimeout), f.Arg},
 	}
 }

@@ -34,10 +34,11 @@ type Options struct {
 type Mutex struct {
 	l hashlock.Lock
 	// keys are the lock's hash, every script's KEYS, and the record of
-	// given-up attempts (hashlock.Lock.Gone), the acquire's second; boxed
-	// holds them boxed for the calls, so that a Mutex is one allocation.
+	// given-up attempts (hashlock.Lock.Gone), the acquire's second;
+	// keyArgs holds them as script arguments (core.Call). Arrays, so that
+	// a Mutex is one allocation.
 	keys                               [2]string
-	boxed                              [2]any
+	keyArgs                            [2]any
 	acquireCall, unlockCall, forceCall core.Call
 }
 
@@ -57,10 +58,10 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	m := &Mutex{}
 	m.l.Init("spinlock", rc, name, o.Lease)
 	m.keys = [2]string{name, m.l.Gone}
-	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
-	m.acquireCall.Bind(lua.SpinAcquire(), m.keys[:], boxed)
-	m.unlockCall.Bind(lua.SpinUnlock(), m.keys[:1], boxed[:1])
-	m.forceCall.Bind(lua.SpinForceUnlock(), m.keys[:1], boxed[:1])
+	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
+	m.acquireCall.Bind(lua.SpinAcquire(), m.keys[:], keyArgs)
+	m.unlockCall.Bind(lua.SpinUnlock(), m.keys[:1], keyArgs[:1])
+	m.forceCall.Bind(lua.SpinForceUnlock(), m.keys[:1], keyArgs[:1])
 	backoff, err := checked(o.Backoff)
 	if err != nil && m.l.Err == nil {
 		m.l.Err = fmt.Errorf("spinlock: %w", err)

@@ -11,37 +11,38 @@ import (
 )
 
 // A Call is a script bound to the KEYS of one lock, with the values its
-// EVALSHA command sends every time boxed once, when the lock is made:
-// the digest (once per script, for every lock) and the keys (once per
-// lock, for all of its calls). A run then boxes nothing but its
-// arguments, where go-redis's Script.Run boxes the digest and every key
-// again for every call. A Call is not changed once bound, and is safe
-// for concurrent use. A Call that is not bound (EvalAcquire's) runs as
-// Eval does.
+// EVALSHA command sends every time made into script arguments once,
+// when the lock is made: the digest (once per script, for every lock)
+// and the keys (once per lock, for all of its calls). A string passed as
+// an any is copied to the heap ("boxed") every time; a run then boxes
+// nothing but its arguments, where go-redis's Script.Run boxes the
+// digest and every key again for every call. A Call is not changed once
+// bound, and is safe for concurrent use. A Call that is not bound
+// (EvalAcquire's) runs as Eval does.
 type Call struct {
-	Script *redis.Script
-	Keys   []string
-	digest any   // Script's digest, boxed
-	boxed  []any // Keys, boxed
+	Script  *redis.Script
+	Keys    []string
+	digest  any   // Script's digest, as a script argument
+	keyArgs []any // Keys, as script arguments
 }
 
 // digests holds each script's digest boxed, made once a script
 // (*redis.Script to string in an any).
 var digests sync.Map
 
-// Bind binds k to s and keys, whose values boxed holds boxed already,
-// in the same order (see BoxKeys): a lock boxes its keys once for all of
-// its calls.
-func (k *Call) Bind(s *redis.Script, keys []string, boxed []any) {
+// Bind binds k to s and keys, whose values keyArgs holds as script
+// arguments already, in the same order (see KeyArgs): a lock boxes its
+// keys once for all of its calls.
+func (k *Call) Bind(s *redis.Script, keys []string, keyArgs []any) {
 	d, ok := digests.Load(s)
 	if !ok {
 		d, _ = digests.LoadOrStore(s, any(s.Hash()))
 	}
-	*k = Call{Script: s, Keys: keys, digest: d, boxed: boxed}
+	*k = Call{Script: s, Keys: keys, digest: d, keyArgs: keyArgs}
 }
 
-// BoxKeys returns keys boxed, into dst when it has room.
-func BoxKeys(dst []any, keys ...string) []any {
+// KeyArgs returns keys as script arguments, into dst when it has room.
+func KeyArgs(dst []any, keys ...string) []any {
 	dst = dst[:0]
 	for _, key := range keys {
 		dst = append(dst, key)
@@ -52,7 +53,7 @@ func BoxKeys(dst []any, keys ...string) []any {
 // NewCall binds s to keys.
 func NewCall(s *redis.Script, keys ...string) *Call {
 	k := new(Call)
-	k.Bind(s, keys, BoxKeys(nil, keys...))
+	k.Bind(s, keys, KeyArgs(nil, keys...))
 	return k
 }
 
@@ -81,8 +82,8 @@ func (k *Call) run(ctx context.Context, rdb redis.Scripter, args []any) (any, er
 	if _, cluster := rdb.(*redis.ClusterClient); cluster || !ok || k.digest == nil {
 		return eval(ctx, rdb, k.Script, k.Keys, slices.Clone(args), true)
 	}
-	cmdArgs := make([]any, 0, 3+len(k.boxed)+len(args))
-	cmdArgs = append(append(append(cmdArgs, "evalsha", k.digest, len(k.boxed)), k.boxed...), args...)
+	cmdArgs := make([]any, 0, 3+len(k.keyArgs)+len(args))
+	cmdArgs = append(append(append(cmdArgs, "evalsha", k.digest, len(k.keyArgs)), k.keyArgs...), args...)
 	cmd := redis.NewCmd(ctx, cmdArgs...)
 	cmd.SetFirstKeyPos(3)
 	_ = p.Process(ctx, cmd)

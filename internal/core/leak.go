@@ -52,9 +52,11 @@ type tracker struct {
 	handles  int  // handles not yet collected
 	holds    []*hold
 	cleanups []runtime.Cleanup // one a handle, stopped when the holds end
-	// Most owners hold one lock through one handle.
-	hold1    [1]*hold
-	cleanup1 [1]runtime.Cleanup
+	// firstHold and firstCleanup back holds and cleanups up to their
+	// first element: most owners hold one lock through one handle, and
+	// then track it without allocating a slice.
+	firstHold    [1]*hold
+	firstCleanup [1]runtime.Cleanup
 }
 
 // A handle is the context a tracked hold returns: the hold's inner
@@ -109,7 +111,7 @@ func (c *Client) handLocked(o *owner, h *hold, lctx context.Context) context.Con
 	if h.owner == nil {
 		h.owner = o
 		if t.holds == nil {
-			t.holds = t.hold1[:0]
+			t.holds = t.firstHold[:0]
 		}
 		t.holds = append(t.holds, h)
 		if c.cfg.LeakStacks {
@@ -120,7 +122,7 @@ func (c *Client) handLocked(o *owner, h *hold, lctx context.Context) context.Con
 	hd := &handle{lctx}
 	t.handles++
 	if t.cleanups == nil {
-		t.cleanups = t.cleanup1[:0]
+		t.cleanups = t.firstCleanup[:0]
 	}
 	t.cleanups = append(t.cleanups, runtime.AddCleanup(hd, handleGone, o))
 	return hd

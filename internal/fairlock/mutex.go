@@ -33,10 +33,10 @@ type Mutex struct {
 	// (redisson_lock_timeout:{<name>}) and the waiters' channel prefix
 	// (redisson_lock__channel:{<name>}), and after them the acquire's
 	// fifth, the record of given-up attempts (hashlock.Lock.Gone);
-	// boxed holds them boxed for the calls. Arrays, so that a Mutex is
-	// one allocation and its names.
+	// keyArgs holds them as script arguments (core.Call). Arrays, so
+	// that a Mutex is one allocation and its names.
 	keys                    [5]string
-	boxed                   [5]any
+	keyArgs                 [5]any
 	acquireCall, unlockCall core.Call
 	waitArg                 any // the wait timeout in ms, a script argument
 	// clientChannel: "<channel prefix>:<client id>", where the client's
@@ -105,9 +105,9 @@ func (m *Mutex) init(pkg string, rc *relock.Client, name string, lease, waitTime
 		layout.LockChannel(name),
 		m.l.Gone,
 	}
-	boxed := core.BoxKeys(m.boxed[:], m.keys[:]...)
-	m.acquireCall.Bind(lua.FairAcquire(), m.keys[:], boxed)
-	m.unlockCall.Bind(lua.FairUnlock(), m.keys[:4], boxed[:4])
+	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
+	m.acquireCall.Bind(lua.FairAcquire(), m.keys[:], keyArgs)
+	m.unlockCall.Bind(lua.FairUnlock(), m.keys[:4], keyArgs[:4])
 	// A late attempt may queue the owner: its record lasts as long as a
 	// silent waiter stays queued.
 	m.l.GoneFor = waitTimeout

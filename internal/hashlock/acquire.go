@@ -309,5 +309,5 @@ func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field, attempt i
 // lock's Gone, for GoneFor (or the lease).
 func (l *Lock) bury(ctx context.Context, f Field, last int64) error {
 	d := max(l.GoneFor, time.Duration(l.LeaseMillis())*time.Millisecond)
-	return l.C.Bury(ctx, l.Gone, f.S, last, d)
+	return l.C.Bury(ctx, l.Gone, f.Name, last, d)
 }

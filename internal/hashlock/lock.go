@@ -170,7 +170,7 @@ func (l *Lock) owner(ctx context.Context) (core.HoldKey, Field, bool) {
 		field = l.Field(field)
 		arg = field
 	}
-	return core.HoldKey{Name: l.Name, Field: field}, Field{S: field, Arg: arg}, true
+	return core.HoldKey{Name: l.Name, Field: field}, Field{Name: field, Arg: arg}, true
 }
 
 func (l *Lock) errorf(op string, err error) error {

@@ -167,10 +167,12 @@ func Tag(field string) string {
 	return field[strings.LastIndexByte(field, ':')+1:]
 }
 
-// A Field is an owner's hash field (Lock.Field applied) and the same value
-// boxed as a script argument: core.Client.FieldFrom boxes an owner's field
-// once, so that a Lock and its Unlock need not box it for every call.
+// A Field is an owner's hash field (Lock.Field applied): Name, and Arg,
+// the same string as a script argument. A string passed as an any is
+// copied to the heap; core.Client.FieldFrom makes Arg once an owner, so
+// that a Lock, its re-entries and its Unlock send the field without
+// allocating.
 type Field struct {
-	S   string
-	Arg any
+	Name string
+	Arg  any
 }

@@ -14,7 +14,7 @@ import (
 // does with a hold of this lock. It stops at an error, or once Redis
 // reports the field gone or the lock released.
 func (l *Lock) Release(ctx context.Context, field string, holds int) error {
-	f := Field{S: field, Arg: field}
+	f := Field{Name: field, Arg: field}
 	for range holds {
 		reply, err := l.ops.Unlock(ctx, l.C.Scripts, f, true)
 		if n, _ := reply.(int64); err != nil || reply == nil || n == 1 {
