@@ -32,7 +32,7 @@ type Config struct {
 	// nobody.
 	Observer observe.Observer
 	// Linger and MaxLingering keep channels subscribed after their last
-	// waiter leaves (pubsub.Hub.SetLinger).
+	// waiter leaves (hub.Hub.SetLinger).
 	Linger       time.Duration
 	MaxLingering int
 	// LeaseMargin is how long before a lease could end on the server
@@ -51,7 +51,7 @@ type Config struct {
 // redlock.RedLock.mu and multilock.MultiLock.mu (never held across a call
 // into core) > life.ops (read) > pubsub.mu > bg.mu; holds.mu > an
 // owner's tracker.mu > watchdog.Watchdog.mu; syncs.mu alone.
-// pubsub.Hub's mutex is taken under none of these.
+// hub.Hub's mutex is taken under none of these.
 type Client struct {
 	ID string
 	// Redis sends relock's calls other than acquires (give-ups, state

@@ -41,7 +41,7 @@
 //     watchdog.Watchdog.mu (Granted starts a lease under holdTable.mu);
 //  5. syncs.mu, a leaf.
 //
-// pubsub.Hub's mutex is taken under none of core's (a hub is made under
+// hub.Hub's mutex is taken under none of core's (a hub is made under
 // pubsubMode.mu, which takes none of its locks), and the hub calls core
 // back (a notice, notice.go) after releasing its own. The watchdog
 // likewise calls core back (a lost lease, a round's report) with no lock

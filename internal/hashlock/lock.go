@@ -19,10 +19,10 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
-	"github.com/relock-go/relock/pubsub"
 	"github.com/relock-go/relock/scripts"
 	"github.com/relock-go/relock/watchdog"
 )
@@ -347,8 +347,8 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 		Hub: l.C.Hub(),
 		// A lock's channels, its client's and Redisson's, wake as
 		// Redisson's do: "0" wakes one waiter.
-		Wake:       pubsub.WakeOne,
-		AlsoWake:   pubsub.WakeOne,
+		Wake:       hub.WakeOne,
+		AlsoWake:   hub.WakeOne,
 		Acquirer:   a,
 		LikelyFree: !l.taken.Load(),
 		Wait:       bound,
