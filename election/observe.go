@@ -8,8 +8,8 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/lua"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // observeRetry is how long Observe waits to read the leader again after
@@ -38,8 +38,8 @@ func (e *Election) Observe(ctx context.Context) (<-chan Leader, error) {
 	// announced to this subscription.
 	// Every announcement is a term, never "0": each wakes every
 	// observer.
-	sub, err := e.c.Hub().Subscribe(ctx, e.keys[3], pubsub.WakeOne)
-	if errors.Is(err, pubsub.ErrClosed) {
+	sub, err := e.c.Hub().Subscribe(ctx, e.keys[3], hub.WakeOne)
+	if errors.Is(err, hub.ErrClosed) {
 		err = relock.ErrClosed
 	}
 	if err != nil {
@@ -57,7 +57,7 @@ func (e *Election) Observe(ctx context.Context) (<-chan Leader, error) {
 // ends or the Client's hub closes, which Shutdown does before it waits
 // for it. It reads the current leader and the log's position first, then
 // the log's new entries on each announcement.
-func (e *Election) observe(ctx context.Context, sub *pubsub.Subscription, out chan<- Leader) {
+func (e *Election) observe(ctx context.Context, sub *hub.Subscription, out chan<- Leader) {
 	defer close(out)
 	defer sub.Close()
 	last := ""
@@ -140,7 +140,7 @@ const observeBatch = 100
 
 // sleep waits for an announcement, or for observeRetry when retry is
 // set. It reports false when ctx ended or the hub closed.
-func (e *Election) sleep(ctx context.Context, sub *pubsub.Subscription, retry bool) bool {
+func (e *Election) sleep(ctx context.Context, sub *hub.Subscription, retry bool) bool {
 	var again <-chan time.Time
 	if retry {
 		t := time.NewTimer(observeRetry)

@@ -8,9 +8,9 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // Await waits until the latch is open: its count reached zero, was
@@ -38,7 +38,7 @@ func (l *Latch) TryAwait(ctx context.Context, wait time.Duration) (bool, error) 
 // subscription to the channel is in place before the look at the count
 // that decides to sleep, so the message of any CountDown or Delete after
 // that look reaches it. Every message on a latch's channel wakes every
-// waiter with the message (see package pubsub): "0" says the latch opened,
+// waiter with the message (see hub.WakeAll): "0" says the latch opened,
 // and the waiter returns without a read; any other message is ambiguous
 // (Redisson's "1" is both a new count and a Delete), and the client's
 // waiters read the count once for all of them (see view). Nothing is
@@ -61,7 +61,7 @@ func (l *Latch) await(ctx context.Context, bound time.Duration) (bool, error) {
 	err := wait.Acquire(octx, wait.Spec{
 		Hub:      l.c.Hub(),
 		Channel:  l.channel,
-		Wake:     pubsub.WakeAll,
+		Wake:     hub.WakeAll,
 		Acquirer: a,
 		Wait:     bound,
 		Done:     done,
@@ -156,7 +156,7 @@ type viewKey struct {
 // A view is what one client's waiters on one latch know of it together,
 // so that a thousand waiters cost one read, not a thousand: the last read
 // that found the latch closed, which stays true while the channel's wake
-// stamp (pubsub.Hub.Wakes) is the one it was when that read began, and
+// stamp (hub.Hub.Wakes) is the one it was when that read began, and
 // the read under way, whose answer every waiter looking meanwhile takes.
 type view struct {
 	key   viewKey

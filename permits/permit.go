@@ -12,11 +12,11 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/renew"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // A Permit is one permit taken from a Semaphore. It is held until
@@ -129,7 +129,7 @@ func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, 
 	octx, done := s.c.StartAcquire(ctx, "permits", op, s.name)
 	a := newAttempt(s, ctx)
 	spec := wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.tag, Acquirer: a,
-		Wake: s.wake, AlsoWake: pubsub.WakeCount,
+		Wake: s.wake, AlsoWake: hub.WakeCount,
 		Wait: bound, Done: done}
 	if err := wait.Acquire(octx, spec); err != nil {
 		return nil, s.errorf("acquire from", s.c.NoCount(ctx, s.name, err))

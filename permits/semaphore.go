@@ -8,10 +8,10 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/observe"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // Options configure a Semaphore. A nil *Options and zero fields mean the
@@ -46,7 +46,7 @@ type Semaphore struct {
 	// relock_sc:{<name>}:<client id>, and wake its wake policy, whose
 	// echo marks speak of the shared channel, keys[1].
 	waiters string
-	wake    pubsub.Wake
+	wake    hub.Wake
 	lease   time.Duration // Options.Lease, whole milliseconds
 	err     error         // bad input found by New, returned by every method
 	leaseMs any           // the lease acquires set, in ms, boxed once
@@ -81,7 +81,7 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 			s.err = fmt.Errorf("permits: %w", err)
 		}
 	}
-	s.wake = pubsub.WakeTagged(s.keys[1])
+	s.wake = hub.WakeTagged(s.keys[1])
 	if s.c != nil {
 		s.waiters = layout.SemaphoreClientChannel(name, s.c.ID)
 		s.renewMs = core.Millis(s.c.WatchdogTimeout)

@@ -2,8 +2,13 @@ package pubsub_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
@@ -14,55 +19,12 @@ import (
 // The examples run against the test server started by TestMain. In your
 // code the address is your Redis, for example "localhost:6379".
 
-// Wait for messages on a channel from many goroutines over one
-// subscription connection. A wake-up says "look again": a waiter retries
-// whatever it waits for (a lock, a job) when woken, and also after a
-// timeout of its own, since messages published while the connection is
-// down are lost.
+// Many goroutines wait for a job's result over one subscription. Each
+// subscribes before it first looks, so a message published after the
+// look wakes it, and looks again at each wake-up, and after a timeout of
+// its own, since a message published while the connection is down is
+// lost.
 func Example() {
-	addr := srv.Addr // in your code: addr := "localhost:6379"
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
-	defer rdb.Close()
-	hub := pubsub.New(rdb, false, nil) // false: PUBLISH and SUBSCRIBE, not sharded
-	defer hub.Close()
-	ctx := context.Background()
-
-	channel := "jobs:" + uuid.NewString()
-	// Subscribe returns once the server has the subscription: no message
-	// published after it is missed. Every subscriber states how the
-	// channel's messages wake its waiters: WakeOne, as a lock's channel.
-	a, err := hub.Subscribe(ctx, channel, pubsub.WakeOne)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer a.Close()
-	b, err := hub.Subscribe(ctx, channel, pubsub.WakeOne)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer b.Close()
-	waiters, channels := hub.Stats()
-	fmt.Println("waiters:", waiters, "channels:", channels, "connections:", hub.Connections())
-
-	// Any message but "0" wakes every waiter on the channel.
-	rdb.Publish(ctx, channel, "new jobs")
-	<-a.C()
-	<-b.C()
-	fmt.Println("a and b woken")
-
-	// "0" wakes one: the waiter woken longest ago, here the first.
-	rdb.Publish(ctx, channel, "0")
-	<-a.C()
-	fmt.Println("a woken, b too:", len(b.C()) > 0)
-	// Output:
-	// waiters: 2 channels: 1 connections: 1
-	// a and b woken
-	// a woken, b too: false
-}
-
-// Join tags a waiter: a message "<tag>:<note>" goes to the first waiter
-// with that tag alone, which reads the note.
-func ExampleHub_Join() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
@@ -70,21 +32,324 @@ func ExampleHub_Join() {
 	defer hub.Close()
 	ctx := context.Background()
 
-	channel := "grants:" + uuid.NewString()
-	w1, err := hub.Join(ctx, channel, pubsub.WakeOne, "worker-1")
+	key := "job:" + uuid.NewString()
+	channel := key + ":done"
+	var wg sync.WaitGroup
+	results := make(chan string, 3)
+	for range 3 {
+		sub, err := hub.Subscribe(ctx, channel)
+		if err != nil {
+			log.Fatal(err)
+		}
+		wg.Go(func() {
+			defer sub.Close()
+			for {
+				v, err := rdb.Get(ctx, key).Result()
+				if err == nil {
+					results <- v
+					return
+				}
+				if !errors.Is(err, redis.Nil) {
+					log.Fatal(err)
+				}
+				select {
+				case <-sub.C():
+				case <-time.After(time.Second):
+				}
+			}
+		})
+	}
+	subs, err := rdb.PubSubNumSub(ctx, channel).Result()
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer w1.Close()
-	w2, err := hub.Join(ctx, channel, pubsub.WakeOne, "worker-2")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer w2.Close()
+	fmt.Println("subscribers on the server:", subs[channel])
 
-	rdb.Publish(ctx, channel, "worker-2:job 7")
-	<-w2.C()
-	fmt.Printf("worker-2 told %q; worker-1 woken: %v\n", w2.Note(), len(w1.C()) > 0)
+	rdb.Set(ctx, key, "42", time.Minute)
+	rdb.Publish(ctx, channel, "done")
+	wg.Wait()
+	close(results)
+	for v := range results {
+		fmt.Println("result:", v)
+	}
 	// Output:
-	// worker-2 told "job 7"; worker-1 woken: false
+	// subscribers on the server: 1
+	// result: 42
+	// result: 42
+	// result: 42
+}
+
+// New takes the go-redis client to subscribe with. With sharded set and
+// a *redis.ClusterClient, channels are subscribed with SSUBSCRIBE on
+// their masters; log is told of reconnects.
+func ExampleNew() {
+	addr := srv.Addr // in your code: addr := "localhost:6379"
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	hub := pubsub.New(rdb, false, slog.Default())
+	defer hub.Close()
+
+	sub, err := hub.Subscribe(context.Background(), "news:"+uuid.NewString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sub.Close()
+	fmt.Println("subscribed")
+	// Output:
+	// subscribed
+}
+
+// A Hub subscribes all its channels on one connection, each channel once
+// however many goroutines wait on it.
+func ExampleHub() {
+	addr := srv.Addr // in your code: addr := "localhost:6379"
+	// name tells the hub's connection apart in CLIENT LIST.
+	name := "example-" + uuid.NewString()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, ClientName: name})
+	defer rdb.Close()
+	hub := pubsub.New(rdb, false, nil)
+	defer hub.Close()
+	ctx := context.Background()
+
+	prefix := "queue:" + uuid.NewString()
+	for _, name := range []string{"a", "b", "c"} {
+		for range 2 {
+			sub, err := hub.Subscribe(ctx, prefix+":"+name)
+			if err != nil {
+				log.Fatal(err)
+			}
+			defer sub.Close()
+		}
+	}
+
+	list, err := rdb.ClientList(ctx).Result()
+	if err != nil {
+		log.Fatal(err)
+	}
+	for line := range strings.Lines(list) {
+		if field(line, "name") == name && field(line, "sub") != "0" {
+			fmt.Println("a subscription connection with", field(line, "sub"), "channels")
+		}
+	}
+	// Output:
+	// a subscription connection with 3 channels
+}
+
+// field returns the value of key in a line of CLIENT LIST.
+func field(line, key string) string {
+	for f := range strings.FieldsSeq(line) {
+		if v, ok := strings.CutPrefix(f, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// Subscribe returns once the server has the subscription: a message
+// published right after it is heard.
+func ExampleHub_Subscribe() {
+	addr := srv.Addr // in your code: addr := "localhost:6379"
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	hub := pubsub.New(rdb, false, nil)
+	defer hub.Close()
+	ctx := context.Background()
+
+	channel := "orders:" + uuid.NewString()
+	sub, err := hub.Subscribe(ctx, channel)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sub.Close()
+	n, err := rdb.Publish(ctx, channel, "order:42").Result()
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-sub.C()
+	fmt.Println("connections that received it:", n)
+	// Output:
+	// connections that received it: 1
+}
+
+// A listener is told every payload, in order.
+func ExampleHub_Listen() {
+	addr := srv.Addr // in your code: addr := "localhost:6379"
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	hub := pubsub.New(rdb, false, nil)
+	defer hub.Close()
+	ctx := context.Background()
+
+	channel := "events:" + uuid.NewString()
+	// f must not block: a buffered channel hands the payloads on.
+	payloads := make(chan string, 100)
+	err := hub.Listen(ctx, channel, func(payload string) { payloads <- payload })
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range []string{"created", "paid", "shipped"} {
+		rdb.Publish(ctx, channel, p)
+	}
+	for range 3 {
+		fmt.Println(<-payloads)
+	}
+	// Output:
+	// created
+	// paid
+	// shipped
+}
+
+// A waiter selects on Done beside C, which is never closed, to stop when
+// the hub closes.
+func ExampleHub_Done() {
+	addr := srv.Addr // in your code: addr := "localhost:6379"
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	hub := pubsub.New(rdb, false, nil)
+
+	sub, err := hub.Subscribe(context.Background(), "jobs:"+uuid.NewString())
+	if err != nil {
+		log.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		defer sub.Close()
+		for {
+			select {
+			case <-sub.C():
+				// look for jobs
+			case <-hub.Done():
+				fmt.Println("hub closed")
+				return
+			}
+		}
+	}()
+	hub.Close()
+	<-stopped
+	// Output:
+	// hub closed
+}
+
+// Close stops the hub's goroutines and closes its connections; calling
+// it again does nothing. Subscribe and Listen on a closed hub return
+// ErrClosed.
+func ExampleHub_Close() {
+	addr := srv.Addr // in your code: addr := "localhost:6379"
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	hub := pubsub.New(rdb, false, nil)
+	ctx := context.Background()
+
+	if _, err := hub.Subscribe(ctx, "jobs:"+uuid.NewString()); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(hub.Close())
+	fmt.Println(hub.Close())
+
+	_, err := hub.Subscribe(ctx, "jobs:"+uuid.NewString())
+	fmt.Println(errors.Is(err, pubsub.ErrClosed), err)
+	// Output:
+	// <nil>
+	// <nil>
+	// true pubsub: hub closed
+}
+
+// Each Subscription is a waiter of its own: a message wakes every waiter
+// on its channel, whatever its payload, while the server sees one
+// subscriber.
+func ExampleSubscription() {
+	addr := srv.Addr // in your code: addr := "localhost:6379"
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	hub := pubsub.New(rdb, false, nil)
+	defer hub.Close()
+	ctx := context.Background()
+
+	channel := "config:" + uuid.NewString()
+	a, err := hub.Subscribe(ctx, channel)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.Close()
+	b, err := hub.Subscribe(ctx, channel)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+
+	n, err := rdb.Publish(ctx, channel, "0").Result()
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-a.C()
+	<-b.C()
+	fmt.Println("received by", n, "connection; a and b woken")
+	// Output:
+	// received by 1 connection; a and b woken
+}
+
+// C holds one wake-up: messages that come before the waiter takes it
+// wake it once. Here a listener on the same channel tells when all three
+// have come.
+func ExampleSubscription_C() {
+	addr := srv.Addr // in your code: addr := "localhost:6379"
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	hub := pubsub.New(rdb, false, nil)
+	defer hub.Close()
+	ctx := context.Background()
+
+	channel := "stock:" + uuid.NewString()
+	sub, err := hub.Subscribe(ctx, channel)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sub.Close()
+	heard := make(chan string, 3)
+	if err := hub.Listen(ctx, channel, func(p string) { heard <- p }); err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range []string{"7", "6", "5"} {
+		rdb.Publish(ctx, channel, p)
+	}
+	for range 3 {
+		<-heard
+	}
+
+	fmt.Println("wake-ups waiting:", len(sub.C()))
+	// Output:
+	// wake-ups waiting: 1
+}
+
+// Close removes one waiter; the channel stays subscribed for the others.
+func ExampleSubscription_Close() {
+	addr := srv.Addr // in your code: addr := "localhost:6379"
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	hub := pubsub.New(rdb, false, nil)
+	defer hub.Close()
+	ctx := context.Background()
+
+	channel := "alerts:" + uuid.NewString()
+	a, err := hub.Subscribe(ctx, channel)
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err := hub.Subscribe(ctx, channel)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer b.Close()
+	a.Close()
+	a.Close() // idempotent
+
+	n, err := rdb.Publish(ctx, channel, "disk full").Result()
+	if err != nil {
+		log.Fatal(err)
+	}
+	<-b.C()
+	fmt.Println("received by", n, "connection; b woken")
+	// Output:
+	// received by 1 connection; b woken
 }

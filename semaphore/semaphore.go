@@ -7,11 +7,11 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // Options configure a Semaphore. A nil *Options and zero fields mean the
@@ -40,7 +40,7 @@ type Semaphore struct {
 	// relock_sc:{<name>}:<client id>, and wake its wake policy, whose
 	// echo marks speak of channel.
 	waiters string
-	wake    pubsub.Wake
+	wake    hub.Wake
 	// keys: name, channel, relock_semaphore_waiters:{<name>},
 	// relock_semaphore_watcher:{<name>}, relock_sc:{<name>},
 	// relock_semaphore_grants:{<name>},
@@ -65,7 +65,7 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 		channel: layout.SemaphoreChannel(name),
 		ttl:     "0",
 	}
-	s.wake = pubsub.WakeTagged(s.channel)
+	s.wake = hub.WakeTagged(s.channel)
 	s.keys = []string{name, s.channel, layout.SemaphoreWaiters(name),
 		layout.SemaphoreWatcher(name), layout.SemaphoreClientChannels(name), layout.SemaphoreGrants(name),
 		layout.SemaphoreAttempts(name)}
@@ -132,7 +132,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 	// The waiter listens on its client's channel and, while it is the
 	// watcher, on the shared one (wait.Outcome.Also).
 	err = wait.Acquire(octx, wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.tag, Acquirer: a,
-		Wake: s.wake, AlsoWake: pubsub.WakeCount,
+		Wake: s.wake, AlsoWake: hub.WakeCount,
 		Wait: bound, Done: done})
 	if err != nil {
 		return s.errorf(op, s.c.NoCount(ctx, s.name, err))

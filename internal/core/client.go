@@ -32,7 +32,7 @@ type Config struct {
 	// nobody.
 	Observer observe.Observer
 	// Linger and MaxLingering keep channels subscribed after their last
-	// waiter leaves (pubsub.Hub.SetLinger).
+	// waiter leaves (hub.Hub.SetLinger).
 	Linger       time.Duration
 	MaxLingering int
 	// LeaseMargin is relock.Options.LeaseMargin, validated; 0 for the

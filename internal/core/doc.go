@@ -48,7 +48,7 @@
 // The chains 3 and 4 never nest in each other: nothing takes a lock of
 // one while it holds a lock of the other.
 //
-// pubsub.Hub's mutex is taken under none of core's (a hub is made under
+// hub.Hub's mutex is taken under none of core's (a hub is made under
 // pubsubMode.mu, which takes none of its locks), and the hub calls core
 // back (a notice, notice.go) after releasing its own. The watchdog
 // likewise calls core back (a lost lease, a round's report) with no lock

@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/renew"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // Force-unlock notices: what a holder is told and when, and their limits,
@@ -54,11 +54,11 @@ func (c *Client) Listen() {
 	if n.listening.Load() || !n.listening.CompareAndSwap(false, true) {
 		return
 	}
-	hub := c.Hub()
+	h := c.Hub()
 	started := c.Background(func() {
 		ctx, cancel := c.BackgroundContext(context.Background())
 		defer cancel()
-		if err := hub.Listen(ctx, layout.ClientChannel(c.ID), pubsub.WakeOne, c.notice); err != nil {
+		if err := h.Listen(ctx, layout.ClientChannel(c.ID), hub.WakeOne, c.notice); err != nil {
 			n.listening.Store(false)
 		}
 	})

@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/pubsub"
+	"github.com/relock-go/relock/internal/hub"
 )
 
 // A PubSubMode is Config.PubSub, the root's Options.PubSub.
@@ -26,7 +26,7 @@ const (
 // waiters subscribe through and the command its scripts publish with. It
 // is never changed once made.
 type transport struct {
-	hub        *pubsub.Hub
+	hub        *hub.Hub
 	publish    string // PUBLISH, or SPUBLISH in sharded mode
 	publishArg any    // publish as a script argument, boxed once
 }
@@ -93,7 +93,7 @@ func (m *pubsubMode) make(sharded bool) *transport {
 		t.publish, hubRedis = "SPUBLISH", m.scripts
 	}
 	t.publishArg = t.publish
-	t.hub = pubsub.New(hubRedis, sharded, m.cfg.Log)
+	t.hub = hub.New(hubRedis, sharded, m.cfg.Log)
 	t.hub.SetLinger(m.cfg.Linger, m.cfg.MaxLingering)
 	return t
 }
@@ -171,7 +171,7 @@ func (m *pubsubMode) await(ctx context.Context, c *Client) error {
 
 // close stops m making a transport, ends the probe under way, and
 // returns the hub to close, if one was made.
-func (m *pubsubMode) close() *pubsub.Hub {
+func (m *pubsubMode) close() *hub.Hub {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.closed = true
@@ -196,7 +196,7 @@ func (c *Client) transport() *transport {
 
 // Hub is the client's pub/sub hub. It may be called only after Check or
 // Begin returned nil.
-func (c *Client) Hub() *pubsub.Hub { return c.transport().hub }
+func (c *Client) Hub() *hub.Hub { return c.transport().hub }
 
 // Publish is the command the client's scripts publish with: PUBLISH, or
 // SPUBLISH in sharded mode. It may be called only after Check or Begin

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/renew"
 	"github.com/relock-go/relock/internal/wait"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // Backoff bounds for Result.Turn.
@@ -39,8 +39,8 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 		Hub: l.C.Hub(),
 		// A lock's channels, its client's and Redisson's, wake as
 		// Redisson's do: "0" wakes one waiter.
-		Wake:       pubsub.WakeOne,
-		AlsoWake:   pubsub.WakeOne,
+		Wake:       hub.WakeOne,
+		AlsoWake:   hub.WakeOne,
 		Acquirer:   a,
 		LikelyFree: !l.taken.Load(),
 		Wait:       bound,

@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/wait"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // These tests run the polling wait in a testing/synctest bubble, so every
@@ -73,12 +73,12 @@ type fixed time.Duration
 
 func (f fixed) Sleep(int, time.Duration) time.Duration { return time.Duration(f) }
 
-// hub returns a hub whose client is never dialled: a polling wait uses it
+// newHub returns a hub whose client is never dialled: a polling wait uses it
 // only for Done. It closes when t ends.
-func hub(t *testing.T) *pubsub.Hub {
+func newHub(t *testing.T) *hub.Hub {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
-	h := pubsub.New(rdb, false, slog.New(slog.DiscardHandler))
+	h := hub.New(rdb, false, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
 		h.Close()
 		rdb.Close()
@@ -90,7 +90,7 @@ func hub(t *testing.T) *pubsub.Hub {
 func run(t *testing.T, l *lock, b wait.Backoff, set func(*wait.Spec)) error {
 	t.Helper()
 	l.t, l.start = t, time.Now()
-	s := wait.Spec{Hub: hub(t), Acquirer: l, Wait: -1, Poll: b}
+	s := wait.Spec{Hub: newHub(t), Acquirer: l, Wait: -1, Poll: b}
 	if set != nil {
 		set(&s)
 	}
@@ -116,7 +116,7 @@ func TestPollSleeps(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := &lock{free: 5, ttl: -1}
 		b := &doubling{first: 10 * time.Millisecond}
-		h := hub(t)
+		h := newHub(t)
 		if err := run(t, l, b, func(s *wait.Spec) { s.Hub = h }); err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestPollEnds(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(45*time.Millisecond, cancel)
 		l := &lock{t: t, start: time.Now(), ttl: -1}
-		err := wait.Acquire(ctx, wait.Spec{Hub: hub(t), Acquirer: l, Wait: -1, Poll: fixed(30 * time.Millisecond)})
+		err := wait.Acquire(ctx, wait.Spec{Hub: newHub(t), Acquirer: l, Wait: -1, Poll: fixed(30 * time.Millisecond)})
 		if !errors.Is(err, core.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
 			t.Fatalf("Acquire = %v, want ErrNotAcquired and context.Canceled", err)
 		}
@@ -209,7 +209,7 @@ func TestPollEnds(t *testing.T) {
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
-		h := hub(t)
+		h := newHub(t)
 		time.AfterFunc(45*time.Millisecond, func() { h.Close() })
 		l := &lock{ttl: -1}
 		start := time.Now()

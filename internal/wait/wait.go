@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/relock-go/relock/internal/core"
-	"github.com/relock-go/relock/pubsub"
+	"github.com/relock-go/relock/internal/hub"
 )
 
 // An Outcome is what one acquire attempt found.
@@ -72,13 +72,13 @@ type Quitter interface {
 
 // A Spec describes one acquire.
 type Spec struct {
-	Hub     *pubsub.Hub
+	Hub     *hub.Hub
 	Channel string // where releases are announced
 	Tag     string // the waiter's tag on Channel, "" for none
 	// Wake is how messages on Channel wake the waiter, and AlsoWake
-	// how messages on Outcome.Also's channel do (see pubsub.Wake): each
+	// how messages on Outcome.Also's channel do (see hub.Wake): each
 	// lock type states its channels' policies.
-	Wake, AlsoWake pubsub.Wake
+	Wake, AlsoWake hub.Wake
 	Acquirer
 	// LikelyFree: the caller expects the first attempt to acquire (the
 	// last acquire of the lock found it free), so it is made without
@@ -167,8 +167,8 @@ type waiter struct {
 	s Spec
 	// handoffer is s.Acquirer's, nil when it is not one.
 	handoffer Handoffer
-	sub       *pubsub.Subscription // on Spec.Channel
-	also      *pubsub.Subscription // on Outcome.Also, once named
+	sub       *hub.Subscription // on Spec.Channel
+	also      *hub.Subscription // on Outcome.Also, once named
 }
 
 func (w *waiter) close() {
@@ -274,7 +274,7 @@ func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
 }
 
 // hubClosed reports whether h was closed: its client began to close.
-func hubClosed(h *pubsub.Hub) bool {
+func hubClosed(h *hub.Hub) bool {
 	select {
 	case <-h.Done():
 		return true
@@ -295,7 +295,7 @@ func ended(ctx context.Context, serr, last error) error {
 	if ctx.Err() != nil {
 		return core.Ended(ctx, core.ErrNotAcquired, last)
 	}
-	if serr == pubsub.ErrClosed {
+	if serr == hub.ErrClosed {
 		return core.ErrClosed
 	}
 	return serr

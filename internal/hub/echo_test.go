@@ -1,4 +1,4 @@
-package pubsub_test
+package hub_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // publishPair publishes first on one channel and then on another from one
@@ -40,18 +40,18 @@ func echoMarks(t *testing.T, name string) {
 	own := layout.SemaphoreClientChannel(name, "6f1e43c2-0a8e-4d6b-9d0e-3c1f2a7b9e11")
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	tagged := map[string]*pubsub.Subscription{}
+	tagged := map[string]*hub.Subscription{}
 	for _, tag := range []string{"7", "8"} {
-		s, err := h.Join(ctx, own, pubsub.WakeTagged(shared), tag)
+		s, err := h.Join(ctx, own, hub.WakeTagged(shared), tag)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(s.Close)
 		tagged[tag] = s
 	}
-	watcher := subscribeAs(t, h, shared, pubsub.WakeCount)
+	watcher := subscribeAs(t, h, shared, hub.WakeCount)
 	otherShared := layout.SemaphoreChannel(redistest.Key(t) + ":other")
-	other := subscribeAs(t, h, otherShared, pubsub.WakeCount)
+	other := subscribeAs(t, h, otherShared, hub.WakeCount)
 	// A plain channel on the same connection, for a message between a
 	// mark and a count (the barrier's own would race its sync).
 	gap := "gap:" + redistest.Key(t)
@@ -114,14 +114,14 @@ func TestSharedChannelLingers(t *testing.T) {
 	rdb := srv.Client(t)
 	name := "{" + redistest.Key(t) + "}"
 	shared, own := layout.SemaphoreChannel(name), layout.SemaphoreClientChannel(name, "6f1e43c2-0a8e-4d6b-9d0e-3c1f2a7b9e11")
-	subscribeAs(t, h, shared, pubsub.WakeCount).Close()
-	subscribeAs(t, h, own, pubsub.WakeTagged(shared)).Close()
+	subscribeAs(t, h, shared, hub.WakeCount).Close()
+	subscribeAs(t, h, own, hub.WakeTagged(shared)).Close()
 	for _, ch := range []string{shared, own} {
 		if n := numsub(t, rdb, ch); n != 1 {
 			t.Fatalf("%s: PUBSUB NUMSUB = %d, want 1 (lingering)", ch, n)
 		}
 	}
-	s := h.Live(shared, pubsub.WakeCount, "")
+	s := h.Live(shared, hub.WakeCount, "")
 	if s == nil {
 		t.Fatal("Live did not join the lingering shared channel")
 	}

@@ -1,12 +1,12 @@
-package pubsub_test
+package hub_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // With SetLinger, a channel stays subscribed after its last waiter
@@ -19,7 +19,7 @@ func TestLinger(t *testing.T) {
 	h.SetLinger(linger, 10)
 	rdb := srv.Client(t)
 	ch := redistest.Key(t)
-	if s := h.Live(ch, pubsub.WakeOne, ""); s != nil {
+	if s := h.Live(ch, hub.WakeOne, ""); s != nil {
 		t.Fatal("Live found a channel never subscribed")
 	}
 	s := subscribe(t, h, ch)
@@ -28,7 +28,7 @@ func TestLinger(t *testing.T) {
 	if n := numsub(t, rdb, ch); n != 1 {
 		t.Fatalf("right after the last waiter left: PUBSUB NUMSUB = %d, want 1 (lingering)", n)
 	}
-	live := h.Live(ch, pubsub.WakeOne, "")
+	live := h.Live(ch, hub.WakeOne, "")
 	if live == nil {
 		t.Fatal("Live did not join a lingering channel")
 	}
@@ -39,7 +39,7 @@ func TestLinger(t *testing.T) {
 	if idle := time.Since(left); idle < linger {
 		t.Fatalf("unsubscribed %v after the last waiter left, before the linger of %v", idle, linger)
 	}
-	if s := h.Live(ch, pubsub.WakeOne, ""); s != nil {
+	if s := h.Live(ch, hub.WakeOne, ""); s != nil {
 		t.Fatal("Live joined an unsubscribed channel")
 	}
 }
@@ -72,9 +72,9 @@ func TestTagged(t *testing.T) {
 	ch := redistest.Key(t)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	subs := make([]*pubsub.Subscription, 4)
+	subs := make([]*hub.Subscription, 4)
 	for i, tag := range []string{"7", "8", "9", "8"} {
-		s, err := h.Join(ctx, ch, pubsub.WakeOne, tag)
+		s, err := h.Join(ctx, ch, hub.WakeOne, tag)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,11 +1,11 @@
-package pubsub_test
+package hub_test
 
 import (
 	"testing"
 
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // On a latch's channel every message wakes every waiter with the message
@@ -18,9 +18,9 @@ func TestLatchNotes(t *testing.T) {
 	if _, live := h.Wakes(ch); live {
 		t.Fatal("Wakes: live before any subscription")
 	}
-	a, b := subscribeAs(t, h, ch, pubsub.WakeAll), subscribeAs(t, h, ch, pubsub.WakeAll)
+	a, b := subscribeAs(t, h, ch, hub.WakeAll), subscribeAs(t, h, ch, hub.WakeAll)
 	// The listener tells when the hub has routed a message.
-	heard := listenAs(t, h, ch, pubsub.WakeAll)
+	heard := listenAs(t, h, ch, hub.WakeAll)
 	s0, live := h.Wakes(ch)
 	if !live {
 		t.Fatal("Wakes: not live once subscribed")
@@ -60,7 +60,7 @@ func TestWakeStampsNeverRepeat(t *testing.T) {
 	ch := layout.LatchChannel(redistest.Key(t))
 	seen := map[uint64]bool{}
 	for range 3 {
-		s := subscribeAs(t, h, ch, pubsub.WakeAll)
+		s := subscribeAs(t, h, ch, hub.WakeAll)
 		stamp, live := h.Wakes(ch)
 		if !live || seen[stamp] {
 			t.Fatalf("Wakes = %d, %v; want live and a stamp not seen before (%v)", stamp, live, seen)

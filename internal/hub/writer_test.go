@@ -1,4 +1,4 @@
-package pubsub_test
+package hub_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // While the hub's connection is slow to come back (its server accepts
@@ -39,7 +39,7 @@ func TestSlowConnectDoesNotBlockHub(t *testing.T) {
 			return d.DialContext(ctx, network, addr)
 		},
 	})
-	h := pubsub.New(sub, false, nil)
+	h := hub.New(sub, false, nil)
 	t.Cleanup(func() {
 		if err := h.Close(); err != nil {
 			t.Errorf("hub Close: %v", err)
@@ -60,11 +60,11 @@ func TestSlowConnectDoesNotBlockHub(t *testing.T) {
 		t.Fatal("the hub did not reconnect")
 	}
 	slow.Store(false)
-	subscribed := make(chan *pubsub.Subscription, 1)
+	subscribed := make(chan *hub.Subscription, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		sc, err := h.Subscribe(ctx, c, pubsub.WakeOne)
+		sc, err := h.Subscribe(ctx, c, hub.WakeOne)
 		if err != nil {
 			t.Error(err)
 		}
@@ -87,7 +87,7 @@ func TestSlowConnectDoesNotBlockHub(t *testing.T) {
 	settle(t, sa)
 	for _, x := range []struct {
 		ch string
-		s  *pubsub.Subscription
+		s  *hub.Subscription
 	}{{a, sa}, {c, sc}} {
 		if n := publish(t, rdb, x.ch, "1"); n != 1 {
 			t.Fatalf("PUBLISH on %s reached %d connections, want 1", x.ch, n)

@@ -1,4 +1,4 @@
-package pubsub_test
+package hub_test
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/pubsub"
+	"github.com/relock-go/relock/internal/hub"
 )
 
 // These tests run in a testing/synctest bubble on miniredis, whose fake
@@ -74,7 +74,7 @@ func (d *dialer) silence(i int) {
 // bubbleHub returns, inside a bubble, a hub on a fresh miniredis whose
 // connections d tracks, and a client to publish with; all close when the
 // bubble's test ends.
-func bubbleHub(t *testing.T) (*pubsub.Hub, *redis.Client, *dialer, *miniredis.Miniredis) {
+func bubbleHub(t *testing.T) (*hub.Hub, *redis.Client, *dialer, *miniredis.Miniredis) {
 	t.Helper()
 	m := miniredis.NewMiniRedis()
 	t.Cleanup(m.Close)
@@ -88,7 +88,7 @@ func bubbleHub(t *testing.T) (*pubsub.Hub, *redis.Client, *dialer, *miniredis.Mi
 		return m.Dial()
 	}})
 	t.Cleanup(func() { pub.Close() })
-	h := pubsub.New(rdb, false, nil)
+	h := hub.New(rdb, false, nil)
 	t.Cleanup(func() { h.Close() })
 	return h, pub, d, m
 }

@@ -1,4 +1,4 @@
-package pubsub
+package hub
 
 import (
 	"context"
@@ -49,10 +49,7 @@ func (h *Hub) Listen(ctx context.Context, channel string, wake Wake, f func(payl
 	if ch.wake != wake {
 		panic(mismatch(ch, wake))
 	}
-	if i := slices.Index(h.idle, ch); i >= 0 {
-		// A lingering channel, now in use again.
-		h.idle = slices.Delete(h.idle, i, i+1)
-	}
+	h.reuseLocked(ch)
 	// A new slice, not an append in place: a delivery may be calling
 	// the old one's listeners.
 	ch.listeners = append(slices.Clip(ch.listeners), f)

@@ -1,4 +1,4 @@
-package pubsub_test
+package hub_test
 
 import (
 	"context"
@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // The hub's share of the wait loop, on the package's redis-server. Run
-// with: go test -run '^$' -bench . ./pubsub
+// with: go test -run '^$' -bench . ./internal/hub
 
 // BenchmarkSubscribe is what a waiter pays to start and stop listening on
 // a channel no other waiter of its client uses: SUBSCRIBE, the confirming
@@ -19,7 +19,7 @@ import (
 func BenchmarkSubscribe(b *testing.B) {
 	rdb := srv.NewClient()
 	defer rdb.Close()
-	h := pubsub.New(rdb, false, nil)
+	h := hub.New(rdb, false, nil)
 	defer h.Close()
 	ctx := context.Background()
 	prefix := redistest.Key(b)
@@ -27,7 +27,7 @@ func BenchmarkSubscribe(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		s, err := h.Subscribe(ctx, prefix+":"+strconv.Itoa(i), pubsub.WakeOne)
+		s, err := h.Subscribe(ctx, prefix+":"+strconv.Itoa(i), hub.WakeOne)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -41,11 +41,11 @@ func BenchmarkWake(b *testing.B) {
 	rdb, pub := srv.NewClient(), srv.NewClient()
 	defer rdb.Close()
 	defer pub.Close()
-	h := pubsub.New(rdb, false, nil)
+	h := hub.New(rdb, false, nil)
 	defer h.Close()
 	ctx := context.Background()
 	channel := redistest.Key(b)
-	s, err := h.Subscribe(ctx, channel, pubsub.WakeOne)
+	s, err := h.Subscribe(ctx, channel, hub.WakeOne)
 	if err != nil {
 		b.Fatal(err)
 	}

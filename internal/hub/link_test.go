@@ -1,4 +1,4 @@
-package pubsub_test
+package hub_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // One hub holds one subscription connection however many waiters and
@@ -25,14 +25,14 @@ func TestOneConnection(t *testing.T) {
 	for i := range chans {
 		chans[i] = redistest.Key(t)
 	}
-	subs := make([]*pubsub.Subscription, waiters)
+	subs := make([]*hub.Subscription, waiters)
 	errs := make([]error, waiters)
 	var wg sync.WaitGroup
 	for i := range waiters {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
-			subs[i], errs[i] = h.Subscribe(ctx, chans[i%channels], pubsub.WakeOne)
+			subs[i], errs[i] = h.Subscribe(ctx, chans[i%channels], hub.WakeOne)
 		})
 	}
 	wg.Wait()
@@ -88,7 +88,7 @@ func startServer(t *testing.T) (*redistest.Server, *redis.Client) {
 
 // settle consumes wake-ups until none has come for a while, so that a
 // later wake-up is known to come from a later message.
-func settle(t *testing.T, subs ...*pubsub.Subscription) {
+func settle(t *testing.T, subs ...*hub.Subscription) {
 	t.Helper()
 	deadline := time.Now().Add(wait)
 	for quiet := 0; quiet < 30; {
@@ -232,7 +232,7 @@ func TestSubscribeContextEndsWhileWaiting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	start := time.Now()
-	sub, err := h.Subscribe(ctx, ch, pubsub.WakeOne)
+	sub, err := h.Subscribe(ctx, ch, hub.WakeOne)
 	elapsed := time.Since(start)
 	if !errors.Is(err, context.DeadlineExceeded) || sub != nil {
 		t.Fatalf("Subscribe on a frozen server = %v, %v; want nil, context.DeadlineExceeded", sub, err)
@@ -266,7 +266,7 @@ func TestCloseWhileSubscribing(t *testing.T) {
 	}
 	res := make(chan error, 1)
 	go func() {
-		_, err := h.Subscribe(context.Background(), redistest.Key(t), pubsub.WakeOne)
+		_, err := h.Subscribe(context.Background(), redistest.Key(t), hub.WakeOne)
 		res <- err
 	}()
 	select {
@@ -279,7 +279,7 @@ func TestCloseWhileSubscribing(t *testing.T) {
 	}
 	select {
 	case err := <-res:
-		if !errors.Is(err, pubsub.ErrClosed) {
+		if !errors.Is(err, hub.ErrClosed) {
 			t.Fatalf("Subscribe interrupted by Close = %v, want ErrClosed", err)
 		}
 	case <-time.After(wait):
@@ -321,7 +321,7 @@ func TestChurnDuringReconnects(t *testing.T) {
 		wg.Go(func() {
 			for i := range 30 {
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
-				sub, err := h.Subscribe(ctx, chans[(g+i)%len(chans)], pubsub.WakeOne)
+				sub, err := h.Subscribe(ctx, chans[(g+i)%len(chans)], hub.WakeOne)
 				cancel()
 				if err != nil {
 					errs <- err
@@ -367,9 +367,9 @@ func TestChurnDuringReconnects(t *testing.T) {
 // Sharded mode needs a cluster client; with another it fails cleanly.
 func TestShardedNeedsCluster(t *testing.T) {
 	rdb := srv.Client(t)
-	h := pubsub.New(rdb, true, nil)
+	h := hub.New(rdb, true, nil)
 	defer h.Close()
-	if s, err := h.Subscribe(context.Background(), redistest.Key(t), pubsub.WakeOne); err == nil || s != nil {
+	if s, err := h.Subscribe(context.Background(), redistest.Key(t), hub.WakeOne); err == nil || s != nil {
 		t.Fatalf("sharded Subscribe on a non-cluster client = %v, %v; want an error", s, err)
 	}
 	if got := h.Connections(); got != 0 {

@@ -1,4 +1,4 @@
-package pubsub_test
+package hub_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // Subscribe returns only once the server has the subscription: the server
@@ -53,7 +53,7 @@ func TestWakeOneRotates(t *testing.T) {
 	b := newBarrier(t, h, rdb)
 	ch := redistest.Key(t)
 	const n = 5
-	subs := make([]*pubsub.Subscription, n)
+	subs := make([]*hub.Subscription, n)
 	for i := range subs {
 		subs[i] = subscribe(t, h, ch)
 	}
@@ -79,7 +79,7 @@ func TestWakeOneSkipsPendingWaiter(t *testing.T) {
 	rdb := srv.Client(t)
 	b := newBarrier(t, h, rdb)
 	ch := redistest.Key(t)
-	subs := []*pubsub.Subscription{subscribe(t, h, ch), subscribe(t, h, ch), subscribe(t, h, ch)}
+	subs := []*hub.Subscription{subscribe(t, h, ch), subscribe(t, h, ch), subscribe(t, h, ch)}
 	publish(t, rdb, ch, "0")
 	publish(t, rdb, ch, "0")
 	b.sync()
@@ -103,7 +103,7 @@ func TestWakeAll(t *testing.T) {
 			rdb := srv.Client(t)
 			b := newBarrier(t, h, rdb)
 			ch, other := redistest.Key(t), redistest.Key(t)
-			subs := []*pubsub.Subscription{subscribe(t, h, ch), subscribe(t, h, ch), subscribe(t, h, ch)}
+			subs := []*hub.Subscription{subscribe(t, h, ch), subscribe(t, h, ch), subscribe(t, h, ch)}
 			bystander := subscribe(t, h, other)
 			publish(t, rdb, ch, payload)
 			b.sync()
@@ -124,23 +124,23 @@ func TestWakeAll(t *testing.T) {
 // every waiter, "0" included.
 func TestSynchronizerWakes(t *testing.T) {
 	for _, tc := range []struct {
-		wake    pubsub.Wake
+		wake    hub.Wake
 		payload string
 		want    int
 	}{
-		{pubsub.WakeCount, "0", 0},
-		{pubsub.WakeCount, "2", 2},
-		{pubsub.WakeCount, "7", 4},
-		{pubsub.WakeCount, "x", 4},
-		{pubsub.WakeAll, "0", 4},
-		{pubsub.WakeAll, "1", 4},
+		{hub.WakeCount, "0", 0},
+		{hub.WakeCount, "2", 2},
+		{hub.WakeCount, "7", 4},
+		{hub.WakeCount, "x", 4},
+		{hub.WakeAll, "0", 4},
+		{hub.WakeAll, "1", 4},
 	} {
 		t.Run(tc.wake.String()+tc.payload, func(t *testing.T) {
 			h, _ := newHub(t, srv)
 			rdb := srv.Client(t)
 			b := newBarrier(t, h, rdb)
 			ch := redistest.Key(t)
-			subs := make([]*pubsub.Subscription, 4)
+			subs := make([]*hub.Subscription, 4)
 			for i := range subs {
 				subs[i] = subscribeAs(t, h, ch, tc.wake)
 			}
@@ -187,7 +187,7 @@ func TestRefCounting(t *testing.T) {
 	rdb := srv.Client(t)
 	ch := redistest.Key(t)
 	const n = 10
-	subs := make([]*pubsub.Subscription, n)
+	subs := make([]*hub.Subscription, n)
 	for i := range subs {
 		subs[i] = subscribe(t, h, ch)
 		if got := numsub(t, rdb, ch); got != 1 {
@@ -258,7 +258,7 @@ func TestClosePassesOnWakeOne(t *testing.T) {
 	rdb := srv.Client(t)
 	b := newBarrier(t, h, rdb)
 	ch := redistest.Key(t)
-	subs := []*pubsub.Subscription{subscribe(t, h, ch), subscribe(t, h, ch), subscribe(t, h, ch)}
+	subs := []*hub.Subscription{subscribe(t, h, ch), subscribe(t, h, ch), subscribe(t, h, ch)}
 
 	subs[2].Close() // holds nothing: must not wake anyone
 	if pending(subs[0]) || pending(subs[1]) {
@@ -314,7 +314,7 @@ func TestConcurrentSubscribeAndClose(t *testing.T) {
 			for range 40 {
 				ch := chans[r.IntN(len(chans))]
 				ctx, cancel := context.WithTimeout(context.Background(), wait)
-				s, err := h.Subscribe(ctx, ch, pubsub.WakeOne)
+				s, err := h.Subscribe(ctx, ch, hub.WakeOne)
 				cancel()
 				if err != nil {
 					errs <- err
@@ -378,7 +378,7 @@ func TestSubscribeEndedContext(t *testing.T) {
 		ch := redistest.Key(t)
 		for i := range 20 {
 			c := ctxs[i%2]
-			if s, err := h.Subscribe(c.ctx, ch, pubsub.WakeOne); !errors.Is(err, c.want) || s != nil {
+			if s, err := h.Subscribe(c.ctx, ch, hub.WakeOne); !errors.Is(err, c.want) || s != nil {
 				t.Fatalf("try %d: Subscribe = %v, %v; want nil, %v", i, s, err, c.want)
 			}
 		}
@@ -392,7 +392,7 @@ func TestSubscribeEndedContext(t *testing.T) {
 		w := subscribe(t, h, ch)
 		for i := range 20 {
 			c := ctxs[i%2]
-			if s, err := h.Subscribe(c.ctx, ch, pubsub.WakeOne); !errors.Is(err, c.want) || s != nil {
+			if s, err := h.Subscribe(c.ctx, ch, hub.WakeOne); !errors.Is(err, c.want) || s != nil {
 				if s != nil {
 					s.Close()
 				}
@@ -419,7 +419,7 @@ func TestHubClose(t *testing.T) {
 	const name = "relock-hub-close"
 	hrdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ClientName: name})
 	defer hrdb.Close()
-	h := pubsub.New(hrdb, false, nil)
+	h := hub.New(hrdb, false, nil)
 	select {
 	case <-h.Done():
 		t.Fatal("Done closed before Close")
@@ -441,10 +441,10 @@ func TestHubClose(t *testing.T) {
 	if err := h.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := h.Subscribe(context.Background(), ch, pubsub.WakeOne); !errors.Is(err, pubsub.ErrClosed) {
+	if _, err := h.Subscribe(context.Background(), ch, hub.WakeOne); !errors.Is(err, hub.ErrClosed) {
 		t.Fatalf("Subscribe after Close = %v, want ErrClosed", err)
 	}
-	if _, err := h.Subscribe(context.Background(), redistest.Key(t), pubsub.WakeOne); !errors.Is(err, pubsub.ErrClosed) {
+	if _, err := h.Subscribe(context.Background(), redistest.Key(t), hub.WakeOne); !errors.Is(err, hub.ErrClosed) {
 		t.Fatalf("Subscribe of a new channel after Close = %v, want ErrClosed", err)
 	}
 	s.Close()

@@ -1,12 +1,12 @@
-package pubsub_test
+package hub_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // panics returns the panic of f, "" when it returns.
@@ -34,10 +34,10 @@ func TestWakeConflict(t *testing.T) {
 	b := newBarrier(t, h, rdb)
 	ctx := context.Background()
 	ch := redistest.Key(t)
-	first, second := subscribeAs(t, h, ch, pubsub.WakeCount), subscribeAs(t, h, ch, pubsub.WakeCount)
+	first, second := subscribeAs(t, h, ch, hub.WakeCount), subscribeAs(t, h, ch, hub.WakeCount)
 	tell := func(string) {}
 
-	for _, w := range []pubsub.Wake{pubsub.WakeOne, pubsub.WakeAll, pubsub.WakeTagged(ch), pubsub.Wake{}} {
+	for _, w := range []hub.Wake{hub.WakeOne, hub.WakeAll, hub.WakeTagged(ch), hub.Wake{}} {
 		for what, f := range map[string]func(){
 			"Subscribe": func() { _, _ = h.Subscribe(ctx, ch, w) },
 			"Join":      func() { _, _ = h.Join(ctx, ch, w, "7") },
@@ -46,7 +46,7 @@ func TestWakeConflict(t *testing.T) {
 		} {
 			msg := panics(f)
 			want := "subscribed with " + w.String() + ", but it has WakeCount"
-			if w == (pubsub.Wake{}) {
+			if w == (hub.Wake{}) {
 				want = "no wake policy"
 			}
 			if !strings.Contains(msg, want) {
@@ -64,7 +64,7 @@ func TestWakeConflict(t *testing.T) {
 	if n := btoi(pending(first)) + btoi(pending(second)); n != 1 {
 		t.Fatalf(`"1" on a WakeCount channel woke %d of 2 waiters, want 1`, n)
 	}
-	if s := h.Live(ch, pubsub.WakeCount, ""); s == nil {
+	if s := h.Live(ch, hub.WakeCount, ""); s == nil {
 		t.Fatal("Live with the channel's own policy refused")
 	} else {
 		s.Close()
@@ -72,8 +72,8 @@ func TestWakeConflict(t *testing.T) {
 
 	// WakeTagged policies differ by their shared channel.
 	tagged := redistest.Key(t) + ":tagged"
-	subscribeAs(t, h, tagged, pubsub.WakeTagged("a"))
-	if msg := panics(func() { _, _ = h.Subscribe(ctx, tagged, pubsub.WakeTagged("b")) }); !strings.Contains(msg, `WakeTagged("b"), but it has WakeTagged("a")`) {
+	subscribeAs(t, h, tagged, hub.WakeTagged("a"))
+	if msg := panics(func() { _, _ = h.Subscribe(ctx, tagged, hub.WakeTagged("b")) }); !strings.Contains(msg, `WakeTagged("b"), but it has WakeTagged("a")`) {
 		t.Fatalf("WakeTagged with another shared channel: panic %q", msg)
 	}
 
@@ -81,8 +81,8 @@ func TestWakeConflict(t *testing.T) {
 	first.Close()
 	second.Close()
 	redistest.Eventually(t, wait, "unsubscribed", func() bool { return numsub(t, rdb, ch) == 0 })
-	s := subscribeAs(t, h, ch, pubsub.WakeOne)
-	other := subscribeAs(t, h, ch, pubsub.WakeOne)
+	s := subscribeAs(t, h, ch, hub.WakeOne)
+	other := subscribeAs(t, h, ch, hub.WakeOne)
 	publish(t, rdb, ch, "1") // wakes every waiter under WakeOne
 	woken(t, s, "the first waiter under the new policy")
 	woken(t, other, "the second waiter under the new policy")

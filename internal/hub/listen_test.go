@@ -1,4 +1,4 @@
-package pubsub_test
+package hub_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // A listener records the payloads it is told; it never blocks.
@@ -36,13 +36,13 @@ func (l listener) next(t *testing.T) string {
 	}
 }
 
-func listen(t *testing.T, h *pubsub.Hub, channel string) listener {
+func listen(t *testing.T, h *hub.Hub, channel string) listener {
 	t.Helper()
-	return listenAs(t, h, channel, pubsub.WakeOne)
+	return listenAs(t, h, channel, hub.WakeOne)
 }
 
 // listenAs is listen for a channel with wake policy wake.
-func listenAs(t *testing.T, h *pubsub.Hub, channel string, wake pubsub.Wake) listener {
+func listenAs(t *testing.T, h *hub.Hub, channel string, wake hub.Wake) listener {
 	t.Helper()
 	l := newListener()
 	if err := h.Listen(context.Background(), channel, wake, l.tell); err != nil {
@@ -145,13 +145,13 @@ func TestListenErrors(t *testing.T) {
 	h, _ := newHub(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := h.Listen(ctx, redistest.Key(t), pubsub.WakeOne, newListener().tell); !errors.Is(err, context.Canceled) {
+	if err := h.Listen(ctx, redistest.Key(t), hub.WakeOne, newListener().tell); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Listen with an ended context = %v, want context.Canceled", err)
 	}
 	if err := h.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Listen(context.Background(), redistest.Key(t), pubsub.WakeOne, newListener().tell); !errors.Is(err, pubsub.ErrClosed) {
+	if err := h.Listen(context.Background(), redistest.Key(t), hub.WakeOne, newListener().tell); !errors.Is(err, hub.ErrClosed) {
 		t.Fatalf("Listen on a closed hub = %v, want ErrClosed", err)
 	}
 }

@@ -1,4 +1,4 @@
-package pubsub_test
+package hub_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/pubsub"
 )
 
 // records keeps the log records a handler is given.
@@ -56,7 +56,7 @@ func TestReconnectWarnNamesNode(t *testing.T) {
 	s, rdb := startServer(t)
 	log := &records{}
 	c := redis.NewClient(&redis.Options{Addr: s.Addr, ClientName: "relock-warn"})
-	h := pubsub.New(c, false, slog.New(log))
+	h := hub.New(c, false, slog.New(log))
 	t.Cleanup(func() { h.Close(); c.Close() })
 	a := subscribe(t, h, redistest.Key(t))
 

@@ -1,0 +1,100 @@
+package pubsub
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock/internal/hub"
+)
+
+// ErrClosed is returned by Subscribe and Listen after Close.
+var ErrClosed = hub.ErrClosed
+
+// A Hub shares subscription connections among the goroutines that wait
+// on or listen to its channels. Make one with New and Close it when
+// done; its methods may be called from any goroutine.
+type Hub struct {
+	// h takes hub.WakeAll for every channel: every message wakes every
+	// waiter. relock's other policies give some payloads a meaning of
+	// their own ("0", "<tag>:<note>") that a user's channel does not
+	// follow; a relock Client has a hub of its own, so its channels and
+	// a user's never share a policy.
+	h *hub.Hub
+}
+
+// New returns a hub for rdb, which it does not close. It connects on the
+// first Subscribe or Listen. Unless sharded is set, channels are
+// subscribed with SUBSCRIBE on one connection of rdb's; when it is set,
+// rdb must be a *redis.ClusterClient (Subscribe and Listen fail
+// otherwise), and channels are subscribed with SSUBSCRIBE on the master
+// that owns their slot. log, if not nil, is told when a connection fails
+// and the hub reconnects.
+func New(rdb redis.UniversalClient, sharded bool, log *slog.Logger) *Hub {
+	return &Hub{h: hub.New(rdb, sharded, log)}
+}
+
+// Subscribe adds a waiter on channel and returns once the server has
+// the subscription, so that every message published after Subscribe
+// returns wakes the waiter, unless its connection fails first (see the
+// package's doc). It fails when ctx ends, when the hub is closed
+// (ErrClosed), or in sharded mode when the master of channel's slot
+// cannot be found; if the connection breaks meanwhile, Subscribe returns
+// and the reconnect wakes the waiter. Close the Subscription when done.
+func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, error) {
+	s, err := h.h.Subscribe(ctx, channel, hub.WakeAll)
+	if err != nil {
+		return nil, err
+	}
+	return &Subscription{s: s}, nil
+}
+
+// Listen has f called with the payload of every message published on
+// channel from the time Listen returns until the hub closes, none merged
+// or dropped but those published while the channel's connection is
+// down. It returns and fails as Subscribe does. A listener cannot be
+// removed: it keeps its channel subscribed for the hub's life.
+//
+// f is called on the goroutine that reads the channel's connection, one
+// message at a time, in the order the server sent them, with no lock
+// held. It must not block: every channel of the connection waits for it.
+// So it must not call Subscribe or Listen either, which wait for that
+// goroutine to read the server's reply.
+func (h *Hub) Listen(ctx context.Context, channel string, f func(payload string)) error {
+	// hub.Hub.Listen does not wait for the server: a waiter held until
+	// the listener is in place does, and keeps the channel subscribed
+	// meanwhile.
+	s, err := h.h.Subscribe(ctx, channel, hub.WakeAll)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return h.h.Listen(ctx, channel, hub.WakeAll, f)
+}
+
+// Done returns a channel that is closed when the hub is closed. A waiter
+// selects on it beside its Subscription's C, which is never closed.
+func (h *Hub) Done() <-chan struct{} { return h.h.Done() }
+
+// Close closes the hub's connections and waits for its goroutines. Done
+// is closed, and Subscribe and Listen return ErrClosed from then on;
+// closing the Subscriptions after it is harmless. Close is idempotent:
+// only the first call returns the error of closing the connections.
+func (h *Hub) Close() error { return h.h.Close() }
+
+// A Subscription is one waiter on a channel, from Subscribe. Its methods
+// may be called from any goroutine.
+type Subscription struct {
+	s *hub.Subscription
+}
+
+// C returns the waiter's wake-up channel. A value on it means "look
+// again": a message came on the channel, or the connection came back
+// after a failure, which may have lost messages. It holds at most one
+// wake-up. It is never closed: select on the hub's Done beside it.
+func (s *Subscription) C() <-chan struct{} { return s.s.C() }
+
+// Close removes the waiter. The last waiter on a channel that has no
+// listener unsubscribes it. Close is idempotent.
+func (s *Subscription) Close() { s.s.Close() }
