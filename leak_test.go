@@ -363,3 +363,52 @@ func TestCloseReleasesLeaked(t *testing.T) {
 		})
 	}
 }
+
+// TestUnlockedNotLeaked: a lock context given to Unlock may become
+// unreachable while the Unlock is under way (after its last use in the
+// call, before its outcome ends the hold); a collection then must not
+// report the hold as forgotten. Goroutines lock and unlock while the
+// collector runs without pause, the pipeline sharing replies between
+// them.
+func TestUnlockedNotLeaked(t *testing.T) {
+	e := newLeakEnv(t, false)
+	name := redistest.Key(t)
+	stop := make(chan struct{})
+	var gc sync.WaitGroup
+	gc.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	})
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			mu := reentrant.New(e.rc, fmt.Sprintf("%s:%d", name, w), nil)
+			for range redistest.Short(400, 150) {
+				lctx, err := mu.Lock(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := mu.Unlock(lctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	gc.Wait()
+	for w := range 16 {
+		n := fmt.Sprintf("%s:%d", name, w)
+		if leaks := e.log.leaks(n); len(leaks) > 0 || e.leakedEnds(n) > 0 {
+			t.Fatalf("%s reported as forgotten although unlocked: %v", n, leaks)
+		}
+	}
+}

@@ -177,9 +177,12 @@ func handleGone(o *owner) {
 func (c *Client) leaked(h *hold) {
 	c.Background(func() {
 		c.holds.mu.Lock()
-		if !c.holds.removeLocked(h.key, h) {
+		if h.unlocking > 0 || !c.holds.removeLocked(h.key, h) {
+			// Ended meanwhile, or an Unlock of it is under way (the
+			// handle it was given went unreachable during the call),
+			// whose outcome ends it.
 			c.holds.mu.Unlock()
-			return // ended meanwhile
+			return
 		}
 		holds := h.count
 		until := time.Now().Add(c.WatchdogTimeout)
