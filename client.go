@@ -129,6 +129,13 @@ type Options struct {
 	// Default DefaultLinger; negative unsubscribes a channel as its last
 	// waiter leaves.
 	Linger time.Duration
+
+	// DisablePipelining sends every acquire and unlock in a round trip
+	// of its own. Default off: the calls of goroutines that meet go out
+	// together, as one pipeline per Redis master, while a lone call is
+	// sent at once; each caller still returns by its own context's
+	// deadline. How, and what it saves: docs/performance.md.
+	DisablePipelining bool
 }
 
 // DefaultLinger is the default Options.Linger.
@@ -210,17 +217,18 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		return nil, fmt.Errorf("relock: unknown PubSubMode %d: %w", o.PubSub, ErrInvalidArgument)
 	}
 	c := core.NewClient(rdb, core.Config{
-		ID:              newID(),
-		WatchdogTimeout: o.WatchdogTimeout,
-		PubSub:          core.PubSubMode(o.PubSub),
-		Log:             o.Logger,
-		LeakStacks:      o.LeakStacks,
-		SyncReplicas:    o.SyncReplicas,
-		SyncTimeout:     o.SyncTimeout,
-		Observer:        o.Observer,
-		Linger:          o.Linger,
-		LeaseMargin:     o.LeaseMargin,
-		MaxLingering:    MaxLingering,
+		ID:                newID(),
+		WatchdogTimeout:   o.WatchdogTimeout,
+		PubSub:            core.PubSubMode(o.PubSub),
+		Log:               o.Logger,
+		LeakStacks:        o.LeakStacks,
+		SyncReplicas:      o.SyncReplicas,
+		SyncTimeout:       o.SyncTimeout,
+		Observer:          o.Observer,
+		Linger:            o.Linger,
+		LeaseMargin:       o.LeaseMargin,
+		MaxLingering:      MaxLingering,
+		DisablePipelining: o.DisablePipelining,
 	})
 	return &Client{c: c}, nil
 }

@@ -73,23 +73,50 @@ func (k *Call) Run(ctx context.Context, rdb redis.Scripter, args ...any) (any, e
 }
 
 // run sends the call as one EVALSHA of the boxed values, and as EVAL
-// when the server does not have the script (NOSCRIPT). On a cluster it
-// goes through eval, which finds a failed master's replacement. args is
-// copied, never kept, so that a caller's variadic arguments stay on its
-// stack.
+// when the server does not have the script (NOSCRIPT). Through a Pipe it
+// may go out in a pipeline with other goroutines' calls. On a cluster
+// it goes through eval, which finds a failed master's replacement, but
+// through a Pipe, which falls back to eval for a call that could not
+// connect. args is copied, never kept, so that a caller's variadic
+// arguments stay on its stack.
 func (k *Call) run(ctx context.Context, rdb redis.Scripter, args []any) (any, error) {
+	pipe, piped := rdb.(*Pipe)
+	if piped {
+		rdb = pipe.rdb
+	}
 	p, ok := rdb.(processor)
-	if _, cluster := rdb.(*redis.ClusterClient); cluster || !ok || k.digest == nil {
+	cc, cluster := rdb.(*redis.ClusterClient)
+	if !ok || cluster && !piped || k.digest == nil && !piped || len(k.Keys) == 0 {
 		return eval(ctx, rdb, k.Script, k.Keys, slices.Clone(args), true)
 	}
-	cmdArgs := make([]any, 0, 3+len(k.keyArgs)+len(args))
-	cmdArgs = append(append(append(cmdArgs, "evalsha", k.digest, len(k.keyArgs)), k.keyArgs...), args...)
+	digest, keyArgs := k.digest, k.keyArgs
+	if digest == nil {
+		digest, keyArgs = k.Script.Hash(), KeyArgs(nil, k.Keys...)
+	}
+	cmdArgs := make([]any, 0, 3+len(keyArgs)+len(args))
+	cmdArgs = append(append(append(cmdArgs, "evalsha", digest, len(keyArgs)), keyArgs...), args...)
 	cmd := redis.NewCmd(ctx, cmdArgs...)
 	cmd.SetFirstKeyPos(3)
-	_ = p.Process(ctx, cmd)
+	var master string
+	if piped {
+		var gaveUp error
+		if master, gaveUp = pipe.process(ctx, cmd, k.Keys[0]); gaveUp != nil {
+			return nil, gaveUp
+		}
+	} else {
+		_ = p.Process(ctx, cmd)
+	}
 	v, err := cmd.Result()
-	if err != nil && isNoScript(err) {
+	switch {
+	case err == nil:
+	case isNoScript(err):
 		v, err = k.Script.Eval(ctx, rdb, k.Keys, slices.Clone(args)...).Result()
+	case cluster && IsDialError(err):
+		// It never ran: eval sends it again once the layout names the
+		// slot's new master.
+		return eval(ctx, rdb, k.Script, k.Keys, slices.Clone(args), true)
+	case cluster && Unanswered(err):
+		awaitLayout(ctx, cc, k.Keys[0], master)
 	}
 	if errors.Is(err, redis.Nil) {
 		return nil, nil

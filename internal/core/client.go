@@ -39,6 +39,8 @@ type Config struct {
 	// watchdog's default. A lock renewed with a lease of its own
 	// (renew.Renewal.Timeout) gets the same fraction of that lease.
 	LeaseMargin time.Duration
+	// DisablePipelining sends each acquire and unlock on its own (Pipe).
+	DisablePipelining bool
 }
 
 // Client is the state behind a *relock.Client. NewClient sets every
@@ -52,7 +54,12 @@ type Client struct {
 	// a call off at its context's deadline (callClient).
 	Redis redis.UniversalClient
 	// Scripts sends acquires and unlocks: see scriptClient.
-	Scripts         redis.UniversalClient
+	Scripts redis.UniversalClient
+	// Pipe is Scripts through the client's Pipe, which pipelines the
+	// calls of goroutines that meet (pipe.go); Scripts itself when
+	// Config.DisablePipelining is set. Lock types send acquires, unlocks and
+	// releases through it.
+	Pipe            redis.Scripter
 	WatchdogTimeout time.Duration
 	WatchdogArg     any // WatchdogTimeout in ms as a script argument, boxed once
 
@@ -90,6 +97,10 @@ func NewClient(rdb redis.UniversalClient, cfg Config) *Client {
 		watchdog:        renew.New(calls, cfg.WatchdogTimeout, cfg.Log),
 		holds:           holdTable{m: make(map[HoldKey]*hold)},
 		syncs:           syncs{views: make(map[string]replicaView)},
+	}
+	c.Pipe = c.Scripts
+	if !cfg.DisablePipelining {
+		c.Pipe = newPipe(c, scripts)
 	}
 	c.life.init(closeScripts, closeCalls)
 	c.bg.init()

@@ -43,7 +43,9 @@
 //     first);
 //  4. holdTable.mu, then an owner's tracker.mu (leak.go), then
 //     renew.Watchdog.mu (Granted starts a lease under holdTable.mu);
-//  5. syncs.mu, a leaf.
+//  5. syncs.mu, a leaf;
+//  6. a Pipe's batcher.mu (pipe.go), a leaf: released before a call is
+//     sent and before a batch's goroutine starts (background.mu).
 //
 // The chains 3 and 4 never nest in each other: nothing takes a lock of
 // one while it holds a lock of the other.

@@ -19,6 +19,9 @@ import (
 // errors (a timeout: the script may have run) are returned, once the
 // layout is reloaded for the next call (awaitLayout).
 func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []string, args ...any) (any, error) {
+	if _, ok := rdb.(*Pipe); ok {
+		return (&Call{Script: s, Keys: keys}).Run(ctx, rdb, args...)
+	}
 	v, err := eval(ctx, rdb, s, keys, args, true)
 	if err != nil {
 		err = Ended(ctx, nil, err)
@@ -35,6 +38,9 @@ func EvalWithin(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys [
 }
 
 func eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []string, args []any, await bool) (any, error) {
+	if p, ok := rdb.(*Pipe); ok {
+		rdb = p.rdb
+	}
 	cc, cluster := rdb.(*redis.ClusterClient)
 	backoff := 50 * time.Millisecond
 	for {

@@ -65,7 +65,7 @@ func (c *Client) EvalAcquire(ctx context.Context, acquired func(reply any) bool,
 // RunAcquire is EvalAcquire for a Call.
 func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, k *Call, args ...any) (any, error) {
 	if c.cfg.SyncReplicas < 0 {
-		return k.Run(ctx, c.Scripts, args...)
+		return k.Run(ctx, c.Pipe, args...)
 	}
 	rdb, addr, err := c.master(ctx, k.Keys[0])
 	if err != nil {
@@ -78,7 +78,7 @@ func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, 
 			return nil, err
 		}
 		if v.replicas == 0 && !v.aof {
-			return k.Run(ctx, c.Scripts, args...)
+			return k.Run(ctx, c.Pipe, args...)
 		}
 		want, aof = v.replicas, v.aof
 	}

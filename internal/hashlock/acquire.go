@@ -294,7 +294,7 @@ func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field, attempt i
 		if err := l.bury(ctx, f, attempt); err != nil || holding {
 			return err
 		}
-		_, err := l.ops.Unlock(ctx, l.C.Scripts, f, true)
+		_, err := l.ops.Unlock(ctx, l.C.Pipe, f, true)
 		return err
 	}
 	if core.Over(ctx) {

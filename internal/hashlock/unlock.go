@@ -16,7 +16,7 @@ import (
 func (l *Lock) Release(ctx context.Context, field string, holds int) error {
 	f := Field{Name: field, Arg: field}
 	for range holds {
-		reply, err := l.ops.Unlock(ctx, l.C.Scripts, f, true)
+		reply, err := l.ops.Unlock(ctx, l.C.Pipe, f, true)
 		if n, _ := reply.(int64); err != nil || reply == nil || n == 1 {
 			// An error, nothing (more) held, or the lock released.
 			return err
@@ -50,7 +50,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	// owner's Lock used, so an Unlock given only core.Grace (its context
 	// done) rarely waits for a dial and a TLS handshake, and a reply it
 	// loses is handled here rather than resent by go-redis.
-	reply, err := l.ops.Unlock(cctx, l.C.Scripts, f, holds == 1)
+	reply, err := l.ops.Unlock(cctx, l.C.Pipe, f, holds == 1)
 	cancel()
 	if err != nil {
 		// Read ctx's end first: ending the hold below cancels ctx when
@@ -64,7 +64,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		// waits for it.
 		again := holds <= 1 && core.Transient(err) && l.C.Detach(ctx, key, func(ctx context.Context) {
 			_ = core.Retry(ctx, func(ctx context.Context) error {
-				_, err := l.ops.Unlock(ctx, l.C.Scripts, f, true)
+				_, err := l.ops.Unlock(ctx, l.C.Pipe, f, true)
 				return err
 			})
 		})
