@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/relock-go/relock"
@@ -150,5 +152,40 @@ func BenchmarkNew(b *testing.B) {
 			b.Fatal("nil Mutex")
 		}
 		i++
+	}
+}
+
+// BenchmarkParallelLockUnlock is the shape of a service: one Client
+// shared by 64 goroutines (b.SetParallelism over GOMAXPROCS), each
+// locking and unlocking names of its own among 1000, with the client's
+// pipelining on and off.
+func BenchmarkParallelLockUnlock(b *testing.B) {
+	for _, off := range []bool{false, true} {
+		b.Run(fmt.Sprintf("pipelining=%v", !off), func(b *testing.B) {
+			rc := newClient(b, &relock.Options{DisablePipelining: off})
+			base := redistest.Key(b)
+			mus := make([]*reentrant.Mutex, 1000)
+			for i := range mus {
+				mus[i] = reentrant.New(rc, fmt.Sprintf("%s:%d", base, i), nil)
+			}
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					mu := mus[next.Add(1)%int64(len(mus))]
+					lctx, err := mu.Lock(ctx)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					if err := mu.Unlock(lctx); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
