@@ -3,7 +3,9 @@ package reentrant_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -232,4 +234,87 @@ func TestSyncOptions(t *testing.T) {
 		t.Fatalf("New with default options and ReadTimeout 400ms: %v", err)
 	}
 	rc.Close()
+}
+
+// TestSyncPipelined: the acquires of goroutines that meet on one client
+// whose master has a replica go out in pipelines that end with one WAIT,
+// which confirms them all: every Lock returns with its hold on the
+// replica already, and with two replicas asked for of one, every queued
+// acquire fails as ErrNotAcquired and is undone.
+func TestSyncPipelined(t *testing.T) {
+	redistest.Parallel(t)
+	master, replica := replicated(t)
+	bg := context.Background()
+	waits := &waitCounter{}
+	rdb := master.Client(t)
+	rdb.AddHook(waits)
+	rc := redistest.Relock(t, rdb, &relock.Options{SyncTimeout: 300 * time.Millisecond})
+	base := redistest.Key(t)
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for i := range redistest.Short(30, 15) {
+				name := fmt.Sprintf("%s:%d:%d", base, w, i)
+				mu := reentrant.New(rc, name, nil)
+				lctx, err := mu.Lock(bg)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if n := replica.Client(t).HLen(bg, name).Val(); n != 1 {
+					t.Errorf("%s on the replica right after Lock: %d fields", name, n)
+				}
+				if err := mu.Unlock(lctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := waits.batched(); n == 0 {
+		t.Errorf("no pipeline of acquires ended with a WAIT")
+	}
+
+	two := redistest.Relock(t, master.Client(t), &relock.Options{SyncReplicas: 2, SyncTimeout: 100 * time.Millisecond})
+	for w := range 8 {
+		wg.Go(func() {
+			name := fmt.Sprintf("%s:two:%d", base, w)
+			if _, err := reentrant.New(two, name, nil).Lock(bg); !errors.Is(err, relock.ErrNotAcquired) {
+				t.Errorf("%s with 2 of 1 replicas: %v, want ErrNotAcquired", name, err)
+			}
+		})
+	}
+	wg.Wait()
+	redistest.Eventually(t, 5*time.Second, "the undone acquires gone", func() bool {
+		keys := master.Client(t).Keys(bg, base+":two:*").Val()
+		return len(keys) == 0
+	})
+}
+
+// waitCounter counts the pipelines that hold more than one script and
+// end with WAIT.
+type waitCounter struct {
+	mu sync.Mutex // guards n
+	n  int
+}
+
+func (h *waitCounter) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *waitCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *waitCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 2 && cmds[len(cmds)-1].Name() == "wait" {
+			h.mu.Lock()
+			h.n++
+			h.mu.Unlock()
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (h *waitCounter) batched() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
 }

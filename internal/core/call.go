@@ -89,14 +89,7 @@ func (k *Call) run(ctx context.Context, rdb redis.Scripter, args []any) (any, er
 	if !ok || cluster && !piped || k.digest == nil && !piped || len(k.Keys) == 0 {
 		return eval(ctx, rdb, k.Script, k.Keys, slices.Clone(args), true)
 	}
-	digest, keyArgs := k.digest, k.keyArgs
-	if digest == nil {
-		digest, keyArgs = k.Script.Hash(), KeyArgs(nil, k.Keys...)
-	}
-	cmdArgs := make([]any, 0, 3+len(keyArgs)+len(args))
-	cmdArgs = append(append(append(cmdArgs, "evalsha", digest, len(keyArgs)), keyArgs...), args...)
-	cmd := redis.NewCmd(ctx, cmdArgs...)
-	cmd.SetFirstKeyPos(3)
+	cmd := k.command(ctx, args)
 	var master string
 	if piped {
 		var gaveUp error
@@ -122,6 +115,19 @@ func (k *Call) run(ctx context.Context, rdb redis.Scripter, args []any) (any, er
 		return nil, nil
 	}
 	return v, err
+}
+
+// command returns the call's EVALSHA with args, which it copies.
+func (k *Call) command(ctx context.Context, args []any) *redis.Cmd {
+	digest, keyArgs := k.digest, k.keyArgs
+	if digest == nil {
+		digest, keyArgs = k.Script.Hash(), KeyArgs(nil, k.Keys...)
+	}
+	cmdArgs := make([]any, 0, 3+len(keyArgs)+len(args))
+	cmdArgs = append(append(append(cmdArgs, "evalsha", digest, len(keyArgs)), keyArgs...), args...)
+	cmd := redis.NewCmd(ctx, cmdArgs...)
+	cmd.SetFirstKeyPos(3)
+	return cmd
 }
 
 // isNoScript reports the server's answer to an EVALSHA of a script it

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -34,11 +35,14 @@ import (
 // where they take a client; only Call.Run goes through the pipe.
 type Pipe struct {
 	redis.Scripter
-	c     *Client
-	rdb   redis.UniversalClient // Client.Scripts
-	cc    *redis.ClusterClient  // rdb on a cluster, else nil
-	one   batcher               // rdb's, but on a cluster
-	nodes sync.Map              // master address → *batcher, on a cluster
+	c   *Client
+	rdb redis.UniversalClient // Client.Scripts
+	cc  *redis.ClusterClient  // rdb on a cluster, else nil
+	one batcher               // rdb's, but on a cluster
+	// nodes holds the batchers of a cluster's masters, by address, and
+	// synced those of acquires that wait for replicas, by master
+	// address ("" for a single server).
+	nodes, synced sync.Map
 }
 
 // PipeDepth is how many calls or batches a Pipe has in flight to one
@@ -49,23 +53,42 @@ const PipeDepth = 2
 // A batcher is one node's queue of calls and the count of those in
 // flight.
 type batcher struct {
+	// rdb is the client its batches go through: Client.Scripts, or for
+	// acquires that wait for replicas the master's own client, on whose
+	// connection a batch ends with one WAIT (or WAITAOF) that counts the
+	// replicas that have every acquire before it. Set once.
+	rdb redis.Cmdable
+
 	mu    sync.Mutex // guards queue and busy
 	queue []*job
 	busy  int // calls sent directly and batches in flight
 }
 
-// A job is a queued call. Its cmd belongs to the batch once queued: a
-// caller that gave up never reads it. done is closed once cmd has its
-// reply (or error).
+// A job is a queued call. Its cmd, and its sync, belong to the batch
+// once queued: a caller that gave up never reads them. done is closed
+// once they have their replies (or errors).
 type job struct {
 	ctx  context.Context
 	cmd  *redis.Cmd
+	sync *syncWait // for an acquire that waits for replicas
 	done chan struct{}
+}
+
+// A syncWait is what an acquire waits for after its script: replicas
+// (WAITAOF's count of replicas when aof) within timeoutMs; then the
+// replicas that confirmed it, or the error of the wait.
+type syncWait struct {
+	replicas  int
+	aof       bool
+	timeoutMs int64
+	acked     int64
+	err       error
 }
 
 // newPipe returns the pipe of c over rdb, c's Scripts.
 func newPipe(c *Client, rdb redis.UniversalClient) *Pipe {
 	p := &Pipe{Scripter: rdb, c: c, rdb: rdb}
+	p.one.rdb = rdb
 	p.cc, _ = rdb.(*redis.ClusterClient)
 	return p
 }
@@ -84,33 +107,76 @@ func (p *Pipe) process(ctx context.Context, cmd *redis.Cmd, key string) (master 
 			return "", nil
 		}
 		master = node.Options().Addr
-		b = p.node(master)
+		b = p.batcher(&p.nodes, master, p.rdb)
 	}
+	_, gaveUp = p.do(ctx, b, func() { _ = p.rdb.Process(ctx, cmd) }, func() *job { return &job{cmd: cmd} })
+	return master, gaveUp
+}
+
+// evalWait is the package's evalWait through the pipe: an acquire that
+// finds the master's synced calls busy goes out in a batch with others,
+// the batch's WAIT confirming them all. rdb is the master's client, at
+// addr.
+func (p *Pipe) evalWait(ctx context.Context, rdb redis.Cmdable, addr string, k *Call, args []any, w *syncWait) (reply any, acked int64, err error) {
+	direct := func() {
+		reply, acked, err = evalWait(ctx, rdb, k.Script, k.Keys, args, w.replicas, w.aof, w.timeoutMs)
+	}
+	j, gaveUp := p.do(ctx, p.batcher(&p.synced, addr, rdb), direct, func() *job {
+		return &job{cmd: k.command(ctx, args), sync: w}
+	})
+	switch {
+	case gaveUp != nil:
+		return nil, 0, gaveUp
+	case j == nil:
+		return reply, acked, err
+	}
+	reply, err = j.cmd.Result()
+	switch {
+	case err != nil && isNoScript(err):
+		// The script did not run: it goes again, as EVAL.
+		direct()
+		return reply, acked, err
+	case errors.Is(err, redis.Nil):
+		reply, err = nil, nil
+	}
+	if err == nil {
+		err = w.err
+	}
+	return reply, w.acked, err
+}
+
+// do sends a call through b: at once by direct, on the caller's
+// goroutine, when b has a slot free; else queued as the job mk makes,
+// until it is sent in a batch (then do returns the job) or ctx ends
+// (gaveUp).
+func (p *Pipe) do(ctx context.Context, b *batcher, direct func(), mk func() *job) (queued *job, gaveUp error) {
 	b.mu.Lock()
 	if b.busy < PipeDepth {
 		b.busy++
 		b.mu.Unlock()
-		_ = p.rdb.Process(ctx, cmd)
+		direct()
 		p.next(b)
-		return master, nil
+		return nil, nil
 	}
-	j := &job{ctx: ctx, cmd: cmd, done: make(chan struct{})}
+	j := mk()
+	j.ctx, j.done = ctx, make(chan struct{})
 	b.queue = append(b.queue, j)
 	b.mu.Unlock()
 	select {
 	case <-j.done:
-		return master, nil
+		return j, nil
 	case <-ctx.Done():
-		return master, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
-// node returns the batcher of the master at addr.
-func (p *Pipe) node(addr string) *batcher {
-	if b, ok := p.nodes.Load(addr); ok {
+// batcher returns the batcher in m of the master at addr, made with
+// rdb if it is new.
+func (p *Pipe) batcher(m *sync.Map, addr string, rdb redis.Cmdable) *batcher {
+	if b, ok := m.Load(addr); ok {
 		return b.(*batcher)
 	}
-	b, _ := p.nodes.LoadOrStore(addr, new(batcher))
+	b, _ := m.LoadOrStore(addr, &batcher{rdb: rdb})
 	return b.(*batcher)
 }
 
@@ -136,7 +202,7 @@ func (p *Pipe) next(b *batcher) {
 // frees b's slot once none formed.
 func (p *Pipe) drain(b *batcher, q []*job) {
 	for {
-		p.send(q)
+		p.send(b, q)
 		b.mu.Lock()
 		if len(b.queue) == 0 {
 			b.busy--
@@ -149,12 +215,13 @@ func (p *Pipe) drain(b *batcher, q []*job) {
 	}
 }
 
-// send sends q's calls whose callers still wait as one pipeline, until
-// the last of their deadlines, and tells every caller.
-func (p *Pipe) send(q []*job) {
+// send sends q's calls whose callers still wait as one pipeline through
+// b's client, until the last of their deadlines, and tells every caller.
+func (p *Pipe) send(b *batcher, q []*job) {
 	now := time.Now()
 	end := now
-	cmds := make([]redis.Cmder, 0, len(q))
+	cmds := make([]redis.Cmder, 0, len(q)+1)
+	var w *syncWait // the batch's wait, the most any of its calls asks
 	for _, j := range q {
 		if err := j.ctx.Err(); err != nil {
 			j.cmd.SetErr(err)
@@ -166,17 +233,35 @@ func (p *Pipe) send(q []*job) {
 		}
 		end = later(end, d)
 		cmds = append(cmds, j.cmd)
+		if s := j.sync; s != nil {
+			if w == nil {
+				w = &syncWait{}
+			}
+			w.replicas, w.aof, w.timeoutMs = max(w.replicas, s.replicas), w.aof || s.aof, max(w.timeoutMs, s.timeoutMs)
+		}
 	}
 	if len(cmds) > 0 {
 		ctx, cancel := context.WithDeadline(p.c.bg.end, end)
+		var wait *redis.Cmd
 		// Each call's error is its own command's.
-		_, _ = p.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		_, _ = b.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 			for _, cmd := range cmds {
 				_ = pipe.Process(ctx, cmd)
+			}
+			if w != nil {
+				wait = waitCmd(ctx, pipe, w)
 			}
 			return nil
 		})
 		cancel()
+		if w != nil {
+			w.acked, w.err = waitReply(wait)
+			for _, j := range q {
+				if j.sync != nil {
+					j.sync.acked, j.sync.err = w.acked, w.err
+				}
+			}
+		}
 	}
 	for _, j := range q {
 		close(j.done)

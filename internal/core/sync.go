@@ -83,7 +83,14 @@ func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, 
 		want, aof = v.replicas, v.aof
 	}
 	// A copy, so that the caller's variadic arguments stay on its stack.
-	reply, acked, err := evalWait(ctx, rdb, k.Script, k.Keys, slices.Clone(args), want, aof, c.cfg.SyncTimeout.Milliseconds())
+	var reply any
+	var acked int64
+	if p, ok := c.Pipe.(*Pipe); ok {
+		w := &syncWait{replicas: want, aof: aof, timeoutMs: c.cfg.SyncTimeout.Milliseconds()}
+		reply, acked, err = p.evalWait(ctx, rdb, addr, k, slices.Clone(args), w)
+	} else {
+		reply, acked, err = evalWait(ctx, rdb, k.Script, k.Keys, slices.Clone(args), want, aof, c.cfg.SyncTimeout.Milliseconds())
+	}
 	if err != nil {
 		return nil, Ended(ctx, nil, err)
 	}
@@ -234,12 +241,7 @@ func hasWaitAOF(version string) bool {
 func evalWait(ctx context.Context, rdb redis.Cmdable, s *redis.Script, keys []string, args []any, replicas int, aof bool, timeoutMs int64) (any, int64, error) {
 	pipe := rdb.Pipeline()
 	cmd := s.Eval(ctx, pipe, keys, args...)
-	var wait redis.Cmder
-	if aof {
-		wait = pipe.Do(ctx, "waitaof", 1, replicas, timeoutMs)
-	} else {
-		wait = pipe.Do(ctx, "wait", replicas, timeoutMs)
-	}
+	wait := waitCmd(ctx, pipe, &syncWait{replicas: replicas, aof: aof, timeoutMs: timeoutMs})
 	_, _ = pipe.Exec(ctx)
 	reply, err := cmd.Result()
 	if errors.Is(err, redis.Nil) {
@@ -248,8 +250,16 @@ func evalWait(ctx context.Context, rdb redis.Cmdable, s *redis.Script, keys []st
 	if err != nil {
 		return nil, 0, err
 	}
-	acked, err := waitReply(wait.(*redis.Cmd))
+	acked, err := waitReply(wait)
 	return reply, acked, err
+}
+
+// waitCmd queues in pipe the WAIT (WAITAOF) that w asks for.
+func waitCmd(ctx context.Context, pipe redis.Pipeliner, w *syncWait) *redis.Cmd {
+	if w.aof {
+		return pipe.Do(ctx, "waitaof", 1, w.replicas, w.timeoutMs)
+	}
+	return pipe.Do(ctx, "wait", w.replicas, w.timeoutMs)
 }
 
 // waitReply reads WAIT's count, or the replicas' count in WAITAOF's
