@@ -302,7 +302,7 @@ func (o *onClose) Release(ctx context.Context, field string, _ int) error {
 	if err != nil {
 		return err
 	}
-	_, err = core.Eval(ctx, s.c.Scripts, lua.PermitsRelease(), s.keys, s.c.PublishArg(), id.raw)
+	_, err = core.Eval(ctx, s.c.Pipe, lua.PermitsRelease(), s.keys, s.c.PublishArg(), id.raw)
 	return err
 }
 

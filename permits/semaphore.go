@@ -230,7 +230,7 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 	var reply any
 	err = s.c.Settle(octx, key, func(ctx context.Context) error {
 		var err error
-		reply, err = core.Eval(ctx, s.c.Scripts, lua.PermitsRelease(), s.keys, s.c.PublishArg(), p.raw)
+		reply, err = core.Eval(ctx, s.c.Pipe, lua.PermitsRelease(), s.keys, s.c.PublishArg(), p.raw)
 		return err
 	})
 	if err != nil {

@@ -180,7 +180,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
 // grants the client's waiters took (acks.go).
 func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
 	acks := s.takeAcks()
-	reply, err := core.Eval(ctx, s.c.Scripts, lua.SemaphoreRelease(), s.keys, s.c.PublishArg(), n, acks.arg())
+	reply, err := core.Eval(ctx, s.c.Pipe, lua.SemaphoreRelease(), s.keys, s.c.PublishArg(), n, acks.arg())
 	if err != nil {
 		s.restoreAcks(acks)
 	}
