@@ -29,10 +29,12 @@ import (
 // On a cluster each master has its own queue and its own calls in flight
 // (the node that owns the call's first key, as the client's layout says);
 // a batch goes through the cluster client's pipeline, which follows
-// MOVED and ASK.
+// MOVED and ASK. Acquires that wait for replicas have queues of their
+// own (evalWait).
 //
 // Pipe is a redis.Scripter (Scripts') so that a lock's Ops can take it
-// where they take a client; only Call.Run goes through the pipe.
+// where they take a client: Call.Run and Eval given a Pipe go through it,
+// and RunAcquire uses it; Scripter's own methods go straight to Scripts.
 type Pipe struct {
 	redis.Scripter
 	c   *Client
