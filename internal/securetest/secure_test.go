@@ -3,10 +3,14 @@ package securetest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/fair"
@@ -169,6 +173,55 @@ func TestLimitedUserOverTLS(t *testing.T) {
 		}
 	})
 
+	t.Run("pipelined", func(t *testing.T) {
+		// One client shared by 32 goroutines: their calls go out in
+		// pipelines over the TLS connection, as the limited user.
+		rdb := s.LockClient(t)
+		batches := &pipelines{}
+		rdb.AddHook(batches)
+		rc, err := relock.New(rdb, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rc.Close()
+		var wg sync.WaitGroup
+		for w := range 32 {
+			wg.Go(func() {
+				for i := range 20 {
+					mu := fair.New(rc, fmt.Sprintf("secure:pipelined:%d:%d", w, i%3), nil)
+					ctx, err := mu.Lock(bg)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if err := mu.Unlock(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if batches.n.Load() == 0 {
+			t.Error("no calls pipelined over TLS")
+		}
+	})
+}
+
+// pipelines counts the pipelines of more than one command a go-redis
+// client sends.
+type pipelines struct{ n atomic.Int64 }
+
+func (h *pipelines) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *pipelines) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *pipelines) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 1 {
+			h.n.Add(1)
+		}
+		return next(ctx, cmds)
+	}
 }
 
 // wakeAfter starts a Lock of mu by a new owner, runs release once it
