@@ -13,12 +13,14 @@ import (
 	"github.com/relock-go/relock/reentrant"
 )
 
-// nodeBatches records the script pipelines a cluster client sends: their
-// sizes, and whether each went to one master only.
+// nodeBatches records the script pipelines a client sends: their sizes,
+// those that end with WAIT, and on a cluster (rdb set) whether each went
+// to one master only.
 type nodeBatches struct {
 	rdb     *redis.ClusterClient
-	mu      sync.Mutex // guards largest and mixed
+	mu      sync.Mutex // guards largest, waits and mixed
 	largest int
+	waits   int
 	mixed   []string
 }
 
@@ -36,12 +38,18 @@ func (h *nodeBatches) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 				continue
 			}
 			n++
+			if h.rdb == nil {
+				continue
+			}
 			if node, err := h.rdb.MasterForKey(ctx, fmt.Sprint(args[3])); err == nil {
 				masters[node.Options().Addr] = true
 			}
 		}
 		h.mu.Lock()
 		h.largest = max(h.largest, n)
+		if n > 1 && cmds[len(cmds)-1].Name() == "wait" {
+			h.waits++
+		}
 		if len(masters) > 1 {
 			h.mixed = append(h.mixed, fmt.Sprint(masters))
 		}

@@ -3,7 +3,9 @@ package clustertest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +24,7 @@ func TestSentinel(t *testing.T) {
 	waiter := newClient(t, s.Client(t), nil)
 
 	t.Run("LockWaitWake", func(t *testing.T) { lockWaitWake(t, s, holder, waiter) })
+	t.Run("Pipelined", func(t *testing.T) { sentinelPipelined(t, s) })
 	t.Run("WindowWithSyncOff", func(t *testing.T) { lossWindow(t, s) })
 	t.Run("FailoverWithDefaults", func(t *testing.T) {
 		// Default options sync with the replicas: the acquire's
@@ -266,5 +269,40 @@ func lossWindow(t *testing.T, s *redistest.Sentinel) {
 		promoted, toldAt.Sub(second))
 	if err := reentrant.New(other, name, nil).Unlock(octx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// sentinelPipelined: 16 goroutines share one failover client; their
+// acquires, which wait for the master's two replicas (default options),
+// go out in pipelines that end with one WAIT, and their unlocks in
+// pipelines too.
+func sentinelPipelined(t *testing.T, s *redistest.Sentinel) {
+	rdb := s.Client(t)
+	batches := &nodeBatches{}
+	rdb.AddHook(batches)
+	rc := newClient(t, rdb, nil)
+	base := redistest.Key(t)
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			for i := range 15 {
+				mu := reentrant.New(rc, fmt.Sprintf("%s:%d:%d", base, w, i), nil)
+				lctx, err := mu.Lock(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := mu.Unlock(lctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	batches.mu.Lock()
+	defer batches.mu.Unlock()
+	if batches.largest < 2 || batches.waits == 0 {
+		t.Errorf("largest batch %d, %d ending with WAIT: want both", batches.largest, batches.waits)
 	}
 }
