@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -100,12 +99,11 @@ func ExampleNew() {
 }
 
 // A Hub subscribes all its channels on one connection, each channel once
-// however many goroutines wait on it.
+// however many goroutines wait on it: six subscriptions here, and the
+// server counts one subscriber on each of the three channels.
 func ExampleHub() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
-	// name tells the hub's connection apart in CLIENT LIST.
-	name := "example-" + uuid.NewString()
-	rdb := redis.NewClient(&redis.Options{Addr: addr, ClientName: name})
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
 	hub := pubsub.New(rdb, false, nil)
 	defer hub.Close()
@@ -122,27 +120,18 @@ func ExampleHub() {
 		}
 	}
 
-	list, err := rdb.ClientList(ctx).Result()
-	if err != nil {
-		log.Fatal(err)
-	}
-	for line := range strings.Lines(list) {
-		if field(line, "name") == name && field(line, "sub") != "0" {
-			fmt.Println("a subscription connection with", field(line, "sub"), "channels")
+	for _, name := range []string{"a", "b", "c"} {
+		channel := prefix + ":" + name
+		subs, err := rdb.PubSubNumSub(ctx, channel).Result()
+		if err != nil {
+			log.Fatal(err)
 		}
+		fmt.Println(name, "subscribers on the server:", subs[channel])
 	}
 	// Output:
-	// a subscription connection with 3 channels
-}
-
-// field returns the value of key in a line of CLIENT LIST.
-func field(line, key string) string {
-	for f := range strings.FieldsSeq(line) {
-		if v, ok := strings.CutPrefix(f, key+"="); ok {
-			return v
-		}
-	}
-	return ""
+	// a subscribers on the server: 1
+	// b subscribers on the server: 1
+	// c subscribers on the server: 1
 }
 
 // Subscribe returns once the server has the subscription: a message
