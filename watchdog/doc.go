@@ -6,7 +6,7 @@
 // a lock of your own whose renewal is a Lua script. Make a Watchdog for
 // your go-redis client with New; once a lock is taken, Watch it with the
 // script call that renews it (a Renewal) and a func to be told if the
-// lease is lost; Stop its Lease when you release the lock, and the
+// lease is lost; Stop its Lease when you release the lock, and Close the
 // Watchdog when you are done.
 //
 // Every third of the lease the watchdog sends one renewal per held lock,

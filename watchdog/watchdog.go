@@ -18,8 +18,8 @@ var (
 	// ErrExpired is the reason a lease is lost when no renewal succeeded
 	// before the server may have expired it.
 	ErrExpired = renew.ErrExpired
-	// ErrStopped is returned by Watch after Stop.
-	ErrStopped = renew.ErrStopped
+	// ErrClosed is returned by Watch after Close.
+	ErrClosed = renew.ErrClosed
 )
 
 // A Renewal is the script call that renews one lock. The script must reply
@@ -51,7 +51,7 @@ type Lease struct {
 func (l *Lease) Stop() { l.l.Stop() }
 
 // A Watchdog renews leases in batched rounds. Its goroutine runs from New
-// until Stop.
+// until Close.
 type Watchdog struct {
 	w *renew.Watchdog
 }
@@ -60,7 +60,7 @@ type Watchdog struct {
 // each Renewal must extend its lock to timeout (its Args say so), and
 // the watchdog renews it every timeout/3. Unless rdb cuts calls off at
 // their context's deadline (ContextTimeoutEnabled), the watchdog sends
-// its rounds on a client of its own with rdb's options, which Stop
+// its rounds on a client of its own with rdb's options, which Close
 // closes. log, if not nil, is told of failed rounds.
 func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Watchdog {
 	return &Watchdog{renew.New(rdb, timeout, log)}
@@ -68,7 +68,7 @@ func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Wa
 
 // Watch starts renewing a lock acquired by a call sent at acquired. lost is
 // called at most once, from the watchdog's goroutine, when the lease ends
-// other than by Stop; it must not block.
+// other than by Lease.Stop or Close; it must not block.
 func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error)) (*Lease, error) {
 	l := new(Lease)
 	// Renewal has renew.Renewal's fields: the conversion copies them.
@@ -98,6 +98,7 @@ func (f lostFunc) LeaseLost(reason error) { f(reason) }
 // fraction of that timeout, which keeps it in the same range.
 func (w *Watchdog) SetMargin(d time.Duration) error { return w.w.SetMargin(d) }
 
-// Stop ends every lease without calling lost and waits for the watchdog's
-// goroutines to return. It is idempotent.
-func (w *Watchdog) Stop() { w.w.Stop() }
+// Close ends every lease without calling lost and waits for the
+// watchdog's goroutines to return. It is idempotent: only the first call
+// returns the error of closing the watchdog's own client (see New).
+func (w *Watchdog) Close() error { return w.w.Close() }
