@@ -17,8 +17,8 @@
 // server may already have expired it (ErrExpired). A renewal sent at time
 // s that succeeds keeps the lock until at least s + timeout on the
 // server, whatever delays the renewal met on its way, so the watchdog
-// reports the loss at s + timeout - margin, s being the send time of the
-// last success: the margin (see SetMargin) is the holder's time to stop.
+// reports the loss a margin (SetMargin) before s + timeout, s being the
+// send time of the last success.
 // A Redis error is not a loss by itself: the watchdog keeps trying until
 // that deadline.
 //

@@ -83,19 +83,12 @@ type lostFunc func(reason error)
 
 func (f lostFunc) LeaseLost(reason error) { f(reason) }
 
-// SetMargin sets how long before the latest safe instant (the send time
-// of the last successful renewal plus the timeout) a lease that no
-// renewal reached is reported lost, for every lease from then on. The
-// margin is what the holder has left to notice the loss and stop; it
-// also absorbs the delay of the watchdog's timer and goroutines on a
-// loaded machine, which does not shrink with the timeout. The default,
-// a tenth of the timeout, is 3 s of Redisson's 30 s; clock drift between
-// client and server needs far less (see the relock package's
-// Options.LeaseMargin). d must be at least 0 and below half the timeout:
-// renewals go out every third of it, and a larger margin would report
-// leases lost before a renewal, or its retries, could save them. A
-// lease with a timeout of its own (Renewal.Timeout) gets the same
-// fraction of that timeout, which keeps it in the same range.
+// SetMargin sets, for every lease from then on, how long before the send
+// time of its last successful renewal plus the timeout a lease that no
+// renewal reached is reported lost. Default a tenth of the timeout (the
+// same fraction of a Renewal.Timeout); d must be in [0, timeout/2). It is
+// relock's Options.LeaseMargin: why, and its limits, in relock's
+// docs/guarantees.md.
 func (w *Watchdog) SetMargin(d time.Duration) error { return w.w.SetMargin(d) }
 
 // Close ends every lease without calling lost and waits for the

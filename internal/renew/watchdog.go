@@ -21,13 +21,11 @@
 // no renewal has succeeded for long enough that the server may already
 // have expired it (ErrExpired). A renewal sent at time s that succeeds
 // keeps the lock until at least s + timeout on the server, whatever
-// delays the renewal met on its way, so the watchdog reports the loss at
-// s + timeout - margin, s being the send time of the last success: the
-// margin (a tenth of the timeout unless SetMargin says otherwise, and the
-// same fraction of a lease's own timeout) is the holder's time to stop,
-// and covers the watchdog's timer and scheduling delay. A Redis error is
-// not a loss by itself: the watchdog keeps trying until that deadline, a
-// fifth of an interval (at most a second) after each failed round.
+// delays the renewal met on its way, so the watchdog reports the loss a
+// margin (SetMargin) before s + timeout, s being the send time of the
+// last success. A Redis error is not a loss by itself: the watchdog keeps
+// trying until that deadline, a fifth of an interval (at most a second)
+// after each failed round.
 package renew
 
 import (
