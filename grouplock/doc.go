@@ -22,6 +22,16 @@
 //     otherwise sleep until the leases they wait for run out: there is no
 //     polling, and no arrival order.
 //
+// # Names
+//
+// A Mutex is named by its group as passed to New, which is its Redis
+// key: Name returns it, and its errors and the Observer's StartAcquire
+// and StartUnlock events name the group so, whatever the set of values.
+// The client keeps the holds of each set apart, since an owner may hold
+// several sets of one group, under the set's own name
+// "<group>[<hash of its values>]", which is no Redis key: the Observer's
+// HoldEnded, the client's log and Close's errors still show that name.
+//
 // Compared with package multilock over one lock per value, a Mutex costs
 // one script call however many values it has, where multilock takes its
 // members one after another; but all of its values live in one hash, on

@@ -73,11 +73,13 @@ func New(rc *relock.Client, group string, values []string, opts *Options) *Mutex
 	// The local hold records (and force-unlock notices) are keyed by a
 	// name of the set, not the group: an owner may hold several sets of
 	// one group at once, and each is renewed and released on its own.
+	// Errors and the Observer name the group (Display).
 	name := group
 	if err == nil {
 		name = group + "[" + StringCodec.Field(strings.Join(fields, ",")) + "]"
 	}
 	m.l.Init("grouplock", rc, name, o.Lease)
+	m.l.Display = group
 	if err != nil {
 		m.l.Err = err
 	}
@@ -122,7 +124,8 @@ func fieldsOf(group string, values []string, c Codec) ([]string, error) {
 	return fields, nil
 }
 
-// Name returns the group's name, which is its Redis key.
+// Name returns the group's name as given to New, which is its Redis key
+// and the name in the Mutex's errors and Observer events.
 func (m *Mutex) Name() string { return m.group }
 
 // Client returns the client the lock was built on.

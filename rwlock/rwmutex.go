@@ -184,7 +184,9 @@ func (s *Side) forceUnlock(ctx context.Context, mode string) (bool, error) {
 		return false, err
 	}
 	defer end()
-	reply, err := s.forceScript(ctx, mode)
+	opctx, cancel := s.l.C.OpContext(ctx)
+	defer cancel()
+	reply, err := s.forceScript(opctx, mode)
 	var fields []string
 	var deleted bool
 	if err == nil {

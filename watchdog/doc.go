@@ -6,7 +6,7 @@
 // a lock of your own whose renewal is a Lua script. Make a Watchdog for
 // your go-redis client with New; once a lock is taken, Watch it with the
 // script call that renews it (a Renewal) and a func to be told if the
-// lease is lost; Stop its Lease when you release the lock, and the
+// lease is lost; Stop its Lease when you release the lock, and Close the
 // Watchdog when you are done.
 //
 // Every third of the lease the watchdog sends one renewal per held lock,
@@ -17,8 +17,8 @@
 // server may already have expired it (ErrExpired). A renewal sent at time
 // s that succeeds keeps the lock until at least s + timeout on the
 // server, whatever delays the renewal met on its way, so the watchdog
-// reports the loss at s + timeout - margin, s being the send time of the
-// last success: the margin (see SetMargin) is the holder's time to stop.
+// reports the loss a margin (SetMargin) before s + timeout, s being the
+// send time of the last success.
 // A Redis error is not a loss by itself: the watchdog keeps trying until
 // that deadline.
 //

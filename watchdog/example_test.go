@@ -40,7 +40,7 @@ func Example() {
 
 	const lease = 500 * time.Millisecond
 	w := watchdog.New(rdb, lease, nil) // renews every lease/3
-	defer w.Stop()
+	defer w.Close()
 
 	// Take the lock, with the lease the watchdog keeps extending.
 	name, token := "reports:"+uuid.NewString(), uuid.NewString()
@@ -78,7 +78,7 @@ func ExampleNew() {
 	defer rdb.Close()
 
 	w := watchdog.New(rdb, 30*time.Second, slog.Default())
-	defer w.Stop()
+	defer w.Close()
 }
 
 // Keep a Redisson RLock, taken with package scripts, alive until you
@@ -90,7 +90,7 @@ func ExampleWatchdog_Watch() {
 
 	const lease = 300 * time.Millisecond
 	w := watchdog.New(rdb, lease, nil)
-	defer w.Stop()
+	defer w.Close()
 
 	// The keys and arguments are those package scripts documents; the
 	// owner field's client id is a version-4 UUID, as Redisson's.
@@ -128,7 +128,7 @@ func ExampleRenewal() {
 	ctx := context.Background()
 
 	w := watchdog.New(rdb, 30*time.Second, nil)
-	defer w.Stop()
+	defer w.Close()
 
 	const lease = 300 * time.Millisecond
 	name, token := "jobs:"+uuid.NewString(), uuid.NewString()
@@ -164,7 +164,7 @@ func ExampleWatchdog_SetMargin() {
 
 	const lease = 600 * time.Millisecond
 	w := watchdog.New(rdb, lease, nil)
-	defer w.Stop()
+	defer w.Close()
 	if err := w.SetMargin(lease); err != nil {
 		fmt.Println(err)
 	}
@@ -186,19 +186,21 @@ func ExampleWatchdog_SetMargin() {
 	// expired: true before the lease: true
 }
 
-// After Stop, the watchdog renews nothing, and Watch fails.
-func ExampleWatchdog_Stop() {
+// After Close, the watchdog renews nothing, and Watch fails.
+func ExampleWatchdog_Close() {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer rdb.Close()
 
 	w := watchdog.New(rdb, 30*time.Second, nil)
-	w.Stop()
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
 
 	_, err := w.Watch(watchdog.Renewal{Script: renew, Keys: []string{"jobs:" + uuid.NewString()}},
 		time.Now(), func(error) {})
-	fmt.Println(err, errors.Is(err, watchdog.ErrStopped))
+	fmt.Println(err, errors.Is(err, watchdog.ErrClosed))
 	// Output:
-	// watchdog: stopped true
+	// watchdog: closed true
 }
 
 // A stopped lease is renewed no more, and its loss is never reported.
@@ -209,7 +211,7 @@ func ExampleLease_Stop() {
 
 	const lease = 300 * time.Millisecond
 	w := watchdog.New(rdb, lease, nil)
-	defer w.Stop()
+	defer w.Close()
 
 	name, token := "jobs:"+uuid.NewString(), uuid.NewString()
 	sent := time.Now()

@@ -18,8 +18,8 @@ var (
 	// ErrExpired is the reason a lease is lost when no renewal succeeded
 	// before the server may have expired it.
 	ErrExpired = renew.ErrExpired
-	// ErrStopped is returned by Watch after Stop.
-	ErrStopped = renew.ErrStopped
+	// ErrClosed is returned by Watch after Close.
+	ErrClosed = renew.ErrClosed
 )
 
 // A Renewal is the script call that renews one lock. The script must reply
@@ -51,7 +51,7 @@ type Lease struct {
 func (l *Lease) Stop() { l.l.Stop() }
 
 // A Watchdog renews leases in batched rounds. Its goroutine runs from New
-// until Stop.
+// until Close.
 type Watchdog struct {
 	w *renew.Watchdog
 }
@@ -60,7 +60,7 @@ type Watchdog struct {
 // each Renewal must extend its lock to timeout (its Args say so), and
 // the watchdog renews it every timeout/3. Unless rdb cuts calls off at
 // their context's deadline (ContextTimeoutEnabled), the watchdog sends
-// its rounds on a client of its own with rdb's options, which Stop
+// its rounds on a client of its own with rdb's options, which Close
 // closes. log, if not nil, is told of failed rounds.
 func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Watchdog {
 	return &Watchdog{renew.New(rdb, timeout, log)}
@@ -68,7 +68,7 @@ func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Wa
 
 // Watch starts renewing a lock acquired by a call sent at acquired. lost is
 // called at most once, from the watchdog's goroutine, when the lease ends
-// other than by Stop; it must not block.
+// other than by Lease.Stop or Close; it must not block.
 func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error)) (*Lease, error) {
 	l := new(Lease)
 	// Renewal has renew.Renewal's fields: the conversion copies them.
@@ -83,21 +83,15 @@ type lostFunc func(reason error)
 
 func (f lostFunc) LeaseLost(reason error) { f(reason) }
 
-// SetMargin sets how long before the latest safe instant (the send time
-// of the last successful renewal plus the timeout) a lease that no
-// renewal reached is reported lost, for every lease from then on. The
-// margin is what the holder has left to notice the loss and stop; it
-// also absorbs the delay of the watchdog's timer and goroutines on a
-// loaded machine, which does not shrink with the timeout. The default,
-// a tenth of the timeout, is 3 s of Redisson's 30 s; clock drift between
-// client and server needs far less (see the relock package's
-// Options.LeaseMargin). d must be at least 0 and below half the timeout:
-// renewals go out every third of it, and a larger margin would report
-// leases lost before a renewal, or its retries, could save them. A
-// lease with a timeout of its own (Renewal.Timeout) gets the same
-// fraction of that timeout, which keeps it in the same range.
+// SetMargin sets, for every lease from then on, how long before the send
+// time of its last successful renewal plus the timeout a lease that no
+// renewal reached is reported lost. Default a tenth of the timeout (the
+// same fraction of a Renewal.Timeout); d must be in [0, timeout/2). It is
+// relock's Options.LeaseMargin: why, and its limits, in relock's
+// docs/guarantees.md.
 func (w *Watchdog) SetMargin(d time.Duration) error { return w.w.SetMargin(d) }
 
-// Stop ends every lease without calling lost and waits for the watchdog's
-// goroutines to return. It is idempotent.
-func (w *Watchdog) Stop() { w.w.Stop() }
+// Close ends every lease without calling lost and waits for the
+// watchdog's goroutines to return. It is idempotent: only the first call
+// returns the error of closing the watchdog's own client (see New).
+func (w *Watchdog) Close() error { return w.w.Close() }

@@ -95,7 +95,7 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	// is cut off, the releases included.
 	stop := context.AfterFunc(ctx, c.cutOff)
 	defer stop()
-	c.watchdog.Stop()
+	_ = c.watchdog.Close() // the error of closing its own client: nothing to do
 	// Closing the hub ends every wait; operations still running (a
 	// waiter leaving a fair queue) finish before the scripts' client goes.
 	var err error

@@ -33,7 +33,7 @@ func (l *Lock) Lock(ctx context.Context, bound time.Duration) (context.Context, 
 	if bound >= 0 {
 		op = l.TryOp
 	}
-	octx, done := l.C.StartAcquire(ctx, l.Kind, op, l.Name)
+	octx, done := l.C.StartAcquire(ctx, l.Kind, op, l.shown())
 	a := &acquire{l: l, parent: ctx, key: key, f: f, bound: bound, backoff: minTurnBackoff}
 	spec := wait.Spec{
 		Hub: l.C.Hub(),

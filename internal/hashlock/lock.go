@@ -19,8 +19,13 @@ type Lock struct {
 	C      *core.Client
 	Client *relock.Client // the user's handle on C
 	Name   string
-	Pkg    string        // error prefix: the lock package's name
-	Lease  time.Duration // fixed lease; 0 means the watchdog renews
+	// Display is the name errors and the Observer give the lock, when
+	// it is not Name: a grouplock set's Name is the local name of its
+	// holds, "<group>[<hash>]", and its Display the group, its Redis
+	// key. Empty means Name.
+	Display string
+	Pkg     string        // error prefix: the lock package's name
+	Lease   time.Duration // fixed lease; 0 means the watchdog renews
 	// Kind names the lock to the Observer, and Op and TryOp its Lock
 	// calls that wait until ctx ends and those bounded: Init sets Pkg,
 	// observe.OpLock and OpTryLock, and an election's lock is told as
@@ -173,6 +178,15 @@ func (l *Lock) owner(ctx context.Context) (core.HoldKey, Field, bool) {
 	return core.HoldKey{Name: l.Name, Field: field}, Field{Name: field, Arg: arg}, true
 }
 
+// shown is the lock's name in errors and Observer events: Display, or
+// Name.
+func (l *Lock) shown() string {
+	if l.Display != "" {
+		return l.Display
+	}
+	return l.Name
+}
+
 func (l *Lock) errorf(op string, err error) error {
-	return fmt.Errorf("%s: %s %q: %w", l.Pkg, op, l.Name, err)
+	return fmt.Errorf("%s: %s %q: %w", l.Pkg, op, l.shown(), err)
 }

@@ -39,7 +39,7 @@ func (l *Lock) RefuseHolder(ctx context.Context) error {
 		return err
 	}
 	if key, ok := l.Key(ctx); ok && l.C.Holding(key) {
-		return fmt.Errorf("%s: lock %q: %w", l.Pkg, l.Name, relock.ErrNotReentrant)
+		return fmt.Errorf("%s: lock %q: %w", l.Pkg, l.shown(), relock.ErrNotReentrant)
 	}
 	return nil
 }

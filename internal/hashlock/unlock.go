@@ -32,7 +32,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		return err
 	}
 	defer end()
-	octx, observed := l.C.StartUnlock(ctx, l.Kind, observe.OpUnlock, l.Name)
+	octx, observed := l.C.StartUnlock(ctx, l.Kind, observe.OpUnlock, l.shown())
 	if observed != nil {
 		defer func() { observed(err) }()
 	}

@@ -69,7 +69,7 @@ func benchmarkRound(b *testing.B, n int) {
 	rdb.AddHook(roundHook{rounds})
 
 	w := renew.New(rdb, timeout, nil)
-	defer w.Stop()
+	defer w.Close()
 	lost := make(chan error, n)
 	sent := time.Now()
 	for i := range n {

@@ -26,11 +26,11 @@ func TestMain(m *testing.M) { redistest.Main(m, nil, &srv) }
 // what a loaded 2-core machine needs, so only a bug can exhaust it.
 const wait = 5 * time.Second
 
-// newWatchdog returns a watchdog stopped when t ends.
+// newWatchdog returns a watchdog closed when t ends.
 func newWatchdog(t *testing.T, rdb redis.UniversalClient, timeout time.Duration) *renew.Watchdog {
 	t.Helper()
 	w := renew.New(rdb, timeout, nil)
-	t.Cleanup(w.Stop)
+	t.Cleanup(func() { _ = w.Close() })
 	return w
 }
 

@@ -178,12 +178,12 @@ func TestDeadConnection(t *testing.T) {
 	}
 }
 
-// Stop returns promptly while Redis is frozen: the round in flight is cut
+// Close returns promptly while Redis is frozen: the round in flight is cut
 // off by its context (one interval), not left to the client's read
 // timeout, so closing a client never hangs for long on an unresponsive
 // server. Without ContextTimeoutEnabled go-redis ignores the context's
-// deadline and Stop waits for the ReadTimeout (forever with -1).
-func TestStopWhileFrozen(t *testing.T) {
+// deadline and Close waits for the ReadTimeout (forever with -1).
+func TestCloseWhileFrozen(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts func(*redis.Options)
@@ -210,14 +210,14 @@ func TestStopWhileFrozen(t *testing.T) {
 			l.await(t, wait) // a round is stuck by now
 			start := time.Now()
 			done := make(chan struct{})
-			go func() { w.Stop(); close(done) }()
+			go func() { _ = w.Close(); close(done) }()
 			const bound = lease/3 + 2*time.Second
 			select {
 			case <-done:
 			case <-time.After(bound):
 				_ = s.Resume()
 				<-done
-				t.Fatalf("Stop did not return within %v while the server was frozen (it returned %v after the server resumed)",
+				t.Fatalf("Close did not return within %v while the server was frozen (it returned %v after the server resumed)",
 					bound, time.Since(start).Round(time.Millisecond)-bound)
 			}
 		})

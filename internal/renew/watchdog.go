@@ -21,13 +21,11 @@
 // no renewal has succeeded for long enough that the server may already
 // have expired it (ErrExpired). A renewal sent at time s that succeeds
 // keeps the lock until at least s + timeout on the server, whatever
-// delays the renewal met on its way, so the watchdog reports the loss at
-// s + timeout - margin, s being the send time of the last success: the
-// margin (a tenth of the timeout unless SetMargin says otherwise, and the
-// same fraction of a lease's own timeout) is the holder's time to stop,
-// and covers the watchdog's timer and scheduling delay. A Redis error is
-// not a loss by itself: the watchdog keeps trying until that deadline, a
-// fifth of an interval (at most a second) after each failed round.
+// delays the renewal met on its way, so the watchdog reports the loss a
+// margin (SetMargin) before s + timeout, s being the send time of the
+// last success. A Redis error is not a loss by itself: the watchdog keeps
+// trying until that deadline, a fifth of an interval (at most a second)
+// after each failed round.
 package renew
 
 import (
@@ -51,8 +49,8 @@ var (
 	// ErrExpired is the reason a lease is lost when no renewal succeeded
 	// before the server may have expired it.
 	ErrExpired = errors.New("watchdog: no successful renewal before the lease could expire")
-	// ErrStopped is returned by Watch and Start after Stop.
-	ErrStopped = errors.New("watchdog: stopped")
+	// ErrClosed is returned by Watch and Start after Close.
+	ErrClosed = errors.New("watchdog: closed")
 )
 
 // A Renewal is the script call that renews one lock. The script must reply
@@ -105,7 +103,7 @@ func (l *Lease) Stop() {
 }
 
 // A Watchdog renews leases in batched rounds. Its goroutine runs from New
-// until Stop.
+// until Close.
 type Watchdog struct {
 	rdb     redis.UniversalClient
 	timeout time.Duration
@@ -114,7 +112,7 @@ type Watchdog struct {
 	mu        sync.Mutex
 	leases    map[*Lease]struct{}
 	schedules map[time.Duration]*schedule // by timeout, for the leases' timeouts
-	stopped   bool
+	closed    bool
 	margin    time.Duration // see SetMargin
 	// armed (guarded by mu) is when run's expiry timer fires next; a
 	// lease whose deadline comes sooner wakes run through rearm
@@ -129,8 +127,8 @@ type Watchdog struct {
 	// onRound is told of each round that had leases (OnRound).
 	onRound func(leases, failures, lost int, took time.Duration)
 
-	stop chan struct{}
-	done chan struct{}
+	closing chan struct{} // closed by Close
+	done    chan struct{}
 
 	closeRdb func() error
 }
@@ -139,7 +137,7 @@ type Watchdog struct {
 // each Renewal must extend its lock to timeout (its Args say so), and
 // the watchdog renews it every timeout/3. Unless rdb cuts calls off at
 // their context's deadline (ContextTimeoutEnabled), the watchdog sends
-// its rounds on a client of its own with rdb's options, which Stop
+// its rounds on a client of its own with rdb's options, which Close
 // closes. log, if not nil, is told of failed rounds.
 func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Watchdog {
 	rdb, closeRdb := deadlineClient(rdb)
@@ -153,7 +151,7 @@ func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Wa
 		margin:    timeout / 10,
 		rearm:     make(chan struct{}, 1),
 		checks:    make(chan struct{}, 1),
-		stop:      make(chan struct{}),
+		closing:   make(chan struct{}),
 		done:      make(chan struct{}),
 	}
 	go w.run()
@@ -170,7 +168,8 @@ func (w *Watchdog) OnRound(f func(leases, failures, lost int, took time.Duration
 	w.onRound = f
 }
 
-// A Holder is told when its lease ends other than by Stop (see Start).
+// A Holder is told when its lease ends other than by Lease.Stop or
+// Close (see Start).
 type Holder interface {
 	// LeaseLost is called at most once, from the watchdog's goroutine; it
 	// must not block.
@@ -184,7 +183,7 @@ func (f lostFunc) LeaseLost(reason error) { f(reason) }
 
 // Watch starts renewing a lock acquired by a call sent at acquired. lost is
 // called at most once, from the watchdog's goroutine, when the lease ends
-// other than by Stop; it must not block.
+// other than by Lease.Stop or Close; it must not block.
 func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error)) (*Lease, error) {
 	l := new(Lease)
 	if err := w.Start(l, r, acquired, lostFunc(lost)); err != nil {
@@ -195,7 +194,7 @@ func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error))
 
 // Start is Watch for a zero Lease l that the caller keeps in a record of
 // its own, such as its local record of the lock, which saves it an
-// allocation a lock: h is told when the lease ends other than by Stop. A
+// allocation a lock: h is told when the lease ends as a Holder says. A
 // Lease is started once.
 func (w *Watchdog) Start(l *Lease, r Renewal, acquired time.Time, h Holder) error {
 	if r.Timeout < 0 {
@@ -203,8 +202,8 @@ func (w *Watchdog) Start(l *Lease, r Renewal, acquired time.Time, h Holder) erro
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.stopped {
-		return ErrStopped
+	if w.closed {
+		return ErrClosed
 	}
 	s, fresh := w.scheduleLocked(cmp.Or(r.Timeout, w.timeout), acquired)
 	s.leases++
@@ -225,24 +224,30 @@ func (w *Watchdog) Len() int {
 	return len(w.leases)
 }
 
-// Stop ends every lease without calling lost and waits for the watchdog's
-// goroutines to return. It is idempotent.
-func (w *Watchdog) Stop() {
+// Close ends every lease without calling lost and waits for the
+// watchdog's goroutines to return. It is idempotent: only the first call
+// returns the error of closing the watchdog's own client (see New).
+func (w *Watchdog) Close() error {
 	w.mu.Lock()
-	if !w.stopped {
-		w.stopped = true
+	first := !w.closed
+	if first {
+		w.closed = true
 		for l := range w.leases {
 			l.ended = true
 		}
 		clear(w.leases)
 		clear(w.schedules)
-		close(w.stop)
+		close(w.closing)
 	}
 	w.mu.Unlock()
-	// Closing the watchdog's own client, if it has one, cuts short a
-	// round stuck on a frozen server.
-	_ = w.closeRdb()
+	var err error
+	if first {
+		// Closing the watchdog's own client, if it has one, cuts short
+		// a round stuck on a frozen server.
+		err = w.closeRdb()
+	}
 	<-w.done
+	return err
 }
 
 // run owns the renewal rounds. It wakes when a schedule is due, and a
@@ -289,7 +294,7 @@ func (w *Watchdog) run() {
 			ticks = tick.C
 		}
 		select {
-		case <-w.stop:
+		case <-w.closing:
 			cancel()
 			if inflight {
 				<-results
@@ -338,8 +343,8 @@ func (w *Watchdog) endLocked(l *Lease) *Lease {
 }
 
 // fire calls l's lost callback unless l was stopped since it ended: an
-// earlier callback of the same batch, or any Stop that returned before
-// this point, wins.
+// earlier callback of the same batch, or any Lease.Stop that returned
+// before this point, wins.
 func (w *Watchdog) fire(l *Lease, reason error) {
 	w.mu.Lock()
 	stopped := l.stopped

@@ -460,9 +460,9 @@ func TestRestartLosesLock(t *testing.T) {
 	}
 }
 
-// Stop ends every lease without calling lost, waits for the watchdog's
-// goroutines, and is idempotent; Watch after Stop fails with ErrStopped.
-func TestStop(t *testing.T) {
+// Close ends every lease without calling lost, waits for the watchdog's
+// goroutines, and is idempotent; Watch after Close fails with ErrClosed.
+func TestClose(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	// The client closes before the leak check: on the miniredis fallback,
 	// its connections have server goroutines in this process.
@@ -483,13 +483,16 @@ func TestStop(t *testing.T) {
 		names, leases = append(names, name), append(leases, lease)
 	}
 	time.Sleep(lease / 2)
-	w.Stop()
-	w.Stop()
-	if w.Len() != 0 {
-		t.Fatalf("Len() = %d after Stop, want 0", w.Len())
+	for i := range 2 {
+		if err := w.Close(); err != nil {
+			t.Fatalf("Close #%d: %v", i+1, err)
+		}
 	}
-	if _, err := w.Watch(renewal(names[0], "f", lease), time.Now(), l.lost); !errors.Is(err, renew.ErrStopped) {
-		t.Fatalf("Watch after Stop = %v, want ErrStopped", err)
+	if w.Len() != 0 {
+		t.Fatalf("Len() = %d after Close, want 0", w.Len())
+	}
+	if _, err := w.Watch(renewal(names[0], "f", lease), time.Now(), l.lost); !errors.Is(err, renew.ErrClosed) {
+		t.Fatalf("Watch after Close = %v, want ErrClosed", err)
 	}
 	for _, le := range leases {
 		le.Stop()
@@ -499,23 +502,23 @@ func TestStop(t *testing.T) {
 		return err == nil && n == 0
 	})
 	if n := l.count(); n != 0 {
-		t.Fatalf("lost called %d times after Stop", n)
+		t.Fatalf("lost called %d times after Close", n)
 	}
 }
 
-// lost is never called once Watchdog.Stop has returned, even when Stop
+// lost is never called once Watchdog.Close has returned, even when Close
 // races with rounds that find the locks gone. Under -short it tries every
 // other phase.
-func TestNoLossAfterStop(t *testing.T) {
+func TestNoLossAfterClose(t *testing.T) {
 	redistest.Parallel(t)
 	rdb := srv.Client(t)
 	const lease = 300 * time.Millisecond
 	for i := 0; i < 10; i += redistest.Short(1, 2) {
 		w := renew.New(rdb, lease, nil)
-		var stopped atomic.Bool
+		var closed atomic.Bool
 		var late atomic.Int64
 		lost := func(error) {
-			if stopped.Load() {
+			if closed.Load() {
 				late.Add(1)
 			}
 		}
@@ -533,11 +536,11 @@ func TestNoLossAfterStop(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Duration(i) * lease / 30)
-		w.Stop()
-		stopped.Store(true)
+		_ = w.Close()
+		closed.Store(true)
 		time.Sleep(lease / 3)
 		if n := late.Load(); n != 0 {
-			t.Fatalf("try %d: lost called %d times after Stop returned", i, n)
+			t.Fatalf("try %d: lost called %d times after Close returned", i, n)
 		}
 	}
 }
