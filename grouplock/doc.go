@@ -29,8 +29,9 @@
 // and StartUnlock events name the group so, whatever the set of values.
 // The client keeps the holds of each set apart, since an owner may hold
 // several sets of one group, under the set's own name
-// "<group>[<hash of its values>]", which is no Redis key: the Observer's
-// HoldEnded, the client's log and Close's errors still show that name.
+// "<group>[<hash of its values>]", which is no Redis key and which
+// nothing shows: the Observer's HoldEnded, leak reports and Close's
+// errors name the group too.
 //
 // Compared with package multilock over one lock per value, a Mutex costs
 // one script call however many values it has, where multilock takes its

@@ -15,12 +15,22 @@ import (
 	"github.com/relock-go/relock/observe"
 )
 
-// startNames records the lock names of the acquires and unlocks an
-// Observer is told of.
+// startNames records the lock names of the acquires, unlocks and hold
+// ends an Observer is told of.
 type startNames struct {
 	observe.Base
-	mu    sync.Mutex
+	mu    sync.Mutex // guards names and ended
 	names []string
+	ended []string
+}
+
+func (o *startNames) HoldEnded(e observe.HoldEnd) {
+	if e.Lock.Kind != "grouplock" {
+		return
+	}
+	o.mu.Lock()
+	o.ended = append(o.ended, e.Lock.Name)
+	o.mu.Unlock()
 }
 
 func (o *startNames) record(l observe.Lock) {
@@ -42,9 +52,9 @@ func (o *startNames) StartUnlock(ctx context.Context, l observe.Lock, _ observe.
 	return ctx, nil
 }
 
-// TestOneName: a Mutex's errors and its Observer acquire and unlock
-// events name the lock as Name does, the group, not the name the client
-// keeps the set's holds under ("<group>[<hash>]").
+// TestOneName: a Mutex's errors and its Observer acquire, unlock and
+// hold-end events name the lock as Name does, the group, not the name
+// the client keeps the set's holds under ("<group>[<hash>]").
 func TestOneName(t *testing.T) {
 	obs := &startNames{}
 	rc := newClient(t, &relock.Options{Observer: obs})
@@ -83,5 +93,8 @@ func TestOneName(t *testing.T) {
 		if name != group {
 			t.Errorf("the Observer was told of %q, want %q", name, group)
 		}
+	}
+	if len(obs.ended) != 1 || obs.ended[0] != group {
+		t.Errorf("the Observer was told of hold ends on %q, want one on %q", obs.ended, group)
 	}
 }

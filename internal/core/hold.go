@@ -80,6 +80,7 @@ type hold struct {
 	// Set when the hold is made, read-only after.
 	c     *Client
 	kind  string    // Grant.Kind, for the Observer
+	shown string    // Grant.Shown
 	key   HoldKey   // the hold's key in holdTable.m
 	since time.Time // when the first hold was granted
 
@@ -111,6 +112,14 @@ type hold struct {
 	// expiry timer ends the hold: the lease's end less the margin, on
 	// the monotonic clock, which a step of the wall clock cannot move.
 	expires time.Time
+}
+
+// name is the lock's name as users see it (Grant.Shown).
+func (h *hold) name() string {
+	if h.shown != "" {
+		return h.shown
+	}
+	return h.key.Name
 }
 
 // takeAll empties the table and returns what it held, for Shutdown.
@@ -172,7 +181,11 @@ func (h *hold) end(cause error) {
 
 // A Grant describes a successful acquire.
 type Grant struct {
-	Kind    string        // the lock's package, for the Observer
+	Kind string // the lock's package, for the Observer
+	// Shown is the lock's name in the Observer's HoldEnded, leak reports
+	// and Shutdown's errors, when it is not the hold key's (a group
+	// lock's group); "" for the key's.
+	Shown   string
 	Sent    time.Time     // when the acquiring call was sent
 	Lease   time.Duration // fixed lease; 0 means the watchdog renews
 	Renewal renew.Renewal // watchdog mode: how to renew, and its Timeout the lease renewed
@@ -207,7 +220,7 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 		return nil, ErrHoldTaken
 	}
 	if fresh {
-		h = &hold{c: c, kind: g.Kind, key: key, since: time.Now()}
+		h = &hold{c: c, kind: g.Kind, shown: g.Shown, key: key, since: time.Now()}
 	}
 	h.count++
 	h.token = g.Token

@@ -194,7 +194,7 @@ func (c *Client) leaked(h *hold) {
 		}
 		c.holds.mu.Unlock()
 		h.end(ErrLeaked)
-		args := []any{"lock", h.key.Name, "kind", h.kind, "owner", h.key.Field, "held", time.Since(h.since).Round(time.Millisecond), "holds", holds}
+		args := []any{"lock", h.name(), "kind", h.kind, "owner", h.key.Field, "held", time.Since(h.since).Round(time.Millisecond), "holds", holds}
 		if h.stack != nil {
 			args = append(args, "stack", formatStack(h.stack))
 		}

@@ -175,7 +175,7 @@ func (c *Client) release(ctx context.Context, holds map[HoldKey]*hold) error {
 		}
 		g.Go(func() error {
 			if err := h.releaser.Release(ctx, key.Field, h.count); err != nil {
-				return fmt.Errorf("relock: releasing %q on close: %w", key.Name, err)
+				return fmt.Errorf("relock: releasing %q on close: %w", h.name(), err)
 			}
 			return nil
 		})

@@ -76,7 +76,7 @@ func (c *Client) holdEnded(h *hold, cause error) {
 	if c.cfg.Observer == nil || h.kind == "" {
 		return
 	}
-	c.cfg.Observer.HoldEnded(observe.HoldEnd{Lock: observe.Lock{Kind: h.kind, Name: h.key.Name}, Held: time.Since(h.since), Cause: cause})
+	c.cfg.Observer.HoldEnded(observe.HoldEnd{Lock: observe.Lock{Kind: h.kind, Name: h.name()}, Held: time.Since(h.since), Cause: cause})
 }
 
 // watchdogRound tells the client's Observer of a renewal round. It is

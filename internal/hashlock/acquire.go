@@ -242,6 +242,7 @@ func (q quitting) GiveUp(ctx context.Context) error {
 func (a *acquire) take(ctx context.Context, g core.Grant) (wait.Outcome, error) {
 	l := a.l
 	g.Kind, g.Lease, g.Renewal, g.Releaser = l.Kind, l.Lease, l.renewal(a.f), l
+	g.Shown = l.Display
 	lctx, err := l.C.Granted(a.parent, a.key, g)
 	switch {
 	case errors.Is(err, core.ErrHoldTaken):
