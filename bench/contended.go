@@ -85,7 +85,13 @@ type cellResult struct {
 	AllocsPerAcq    float64 `json:"client_allocs_per_acquisition"`
 	BytesPerAcq     float64 `json:"client_alloc_bytes_per_acquisition"`
 	ClientCalls     float64 `json:"client_calls_per_acquisition"` // counted by the workers' probes
-	Errors          int     `json:"errors"`                       // lock or unlock errors from the window's start
+	// SyscallsPerAcq is this process's read and write system calls per
+	// acquisition in the window (rwSyscalls), and Connections the
+	// connections to Redis the cell's clients held at its end (INFO
+	// clients, less those open before its clients were): scenario p's.
+	SyscallsPerAcq float64 `json:"client_rw_syscalls_per_acquisition,omitempty"`
+	Connections    int     `json:"redis_connections,omitempty"`
+	Errors         int     `json:"errors"` // lock or unlock errors from the window's start
 	// Violations are the grants in the window that made more workers hold
 	// the name than may: two for a lock, Permits + 1 for a semaphore.
 	// PeakHolders is the most that held it at once in the window. A hold
@@ -337,6 +343,7 @@ func (t *tracker) close(at int64) int64 {
 
 func (e *env) runCell(k kind, c cell) (cellResult, error) {
 	res := cellResult{Kind: k.ID, Scenario: c.Scenario, Workers: c.W, Clients: c.Clients, CriticalUs: int(c.CS / time.Microsecond), Names: c.Names, Permits: c.Permits}
+	conns0 := e.snapshot().clients
 	names := make([]string, c.Names)
 	for i := range names {
 		names[i] = e.name(c.Scenario, k.ID, fmt.Sprint(i))
@@ -497,7 +504,11 @@ func (e *env) runCell(k kind, c cell) (cellResult, error) {
 		res.RedisCPUPerAcq = round1(d.cpuUs / n)
 		res.ClientCPUPerAcq, res.AllocsPerAcq, res.BytesPerAcq = cost1.per(cost0, tr.grants)
 		res.ClientCalls = round2(float64(calls1-calls0) / n)
+		if cost0.syscalls >= 0 && cost1.syscalls >= 0 {
+			res.SyscallsPerAcq = round2(float64(cost1.syscalls-cost0.syscalls) / n)
+		}
 	}
+	res.Connections = int(after.clients - conns0)
 	return res, nil
 }
 

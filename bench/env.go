@@ -61,16 +61,24 @@ type config struct {
 	ManyWorkers        int `json:"many_workers"`
 	// Scenario (c) runs ManyRounds rounds of a ManyWindow window per
 	// kind, the kinds taking turns, and reports medians (mergeRounds).
-	ManyRounds     int           `json:"many_rounds"`
-	ManyWindow     time.Duration `json:"-"`
-	ManyWindowMs   int           `json:"many_window_ms"`
-	WatchdogLocks  int           `json:"watchdog_locks"`
-	WatchdogLease  time.Duration `json:"-"`
-	WatchdogRounds int           `json:"watchdog_rounds"`
-	Waiters        int           `json:"waiters"`
-	WaiterLocks    int           `json:"waiter_locks"`
-	WaitSettle     time.Duration `json:"-"`
-	WaitMeasure    time.Duration `json:"-"`
+	ManyRounds   int           `json:"many_rounds"`
+	ManyWindow   time.Duration `json:"-"`
+	ManyWindowMs int           `json:"many_window_ms"`
+	// Scenario (p), one client per library shared by every goroutine:
+	// OneClientWorkers goroutines on OneClientNames names, and
+	// OneClientLockWorkers on one lock, each in OneClientRounds rounds of
+	// a ManyWindow window, the kinds taking turns (mergeRounds).
+	OneClientWorkers     int           `json:"one_client_workers,omitempty"`
+	OneClientNames       int           `json:"one_client_names,omitempty"`
+	OneClientLockWorkers int           `json:"one_client_lock_workers,omitempty"`
+	OneClientRounds      int           `json:"one_client_rounds,omitempty"`
+	WatchdogLocks        int           `json:"watchdog_locks"`
+	WatchdogLease        time.Duration `json:"-"`
+	WatchdogRounds       int           `json:"watchdog_rounds"`
+	Waiters              int           `json:"waiters"`
+	WaiterLocks          int           `json:"waiter_locks"`
+	WaitSettle           time.Duration `json:"-"`
+	WaitMeasure          time.Duration `json:"-"`
 	// Scenario s: a cell for each permits count and W, a client per
 	// worker, timed as the contended cells are.
 	SemaphorePermits []int `json:"semaphore_permits"`
@@ -113,22 +121,27 @@ func fullConfig() config {
 		ManyWorkers:        64,
 		ManyRounds:         5,
 		ManyWindow:         time.Second,
-		WatchdogLocks:      10000,
-		WatchdogLease:      3 * time.Second,
-		WatchdogRounds:     3,
-		Waiters:            10000,
-		WaiterLocks:        100,
-		WaitSettle:         1500 * time.Millisecond,
-		WaitMeasure:        2 * time.Second,
-		SemaphorePermits:   []int{1, 4},
-		SemaphoreWorkers:   []int{4, 16},
-		LatchAwaiters:      1000,
-		LatchClients:       10,
-		LatchRounds:        5,
-		LatchSettle:        200 * time.Millisecond,
-		OvershootRuns:      20,
-		OvershootDeadline:  200 * time.Millisecond,
-		LateRuns:           1000,
+
+		OneClientWorkers:     64,
+		OneClientNames:       1000,
+		OneClientLockWorkers: 16,
+		OneClientRounds:      3,
+		WatchdogLocks:        10000,
+		WatchdogLease:        3 * time.Second,
+		WatchdogRounds:       3,
+		Waiters:              10000,
+		WaiterLocks:          100,
+		WaitSettle:           1500 * time.Millisecond,
+		WaitMeasure:          2 * time.Second,
+		SemaphorePermits:     []int{1, 4},
+		SemaphoreWorkers:     []int{4, 16},
+		LatchAwaiters:        1000,
+		LatchClients:         10,
+		LatchRounds:          5,
+		LatchSettle:          200 * time.Millisecond,
+		OvershootRuns:        20,
+		OvershootDeadline:    200 * time.Millisecond,
+		LateRuns:             1000,
 	}
 }
 
@@ -148,22 +161,27 @@ func quickConfig() config {
 		ManyWorkers:       8,
 		ManyRounds:        2,
 		ManyWindow:        150 * time.Millisecond,
-		WatchdogLocks:     200,
-		WatchdogLease:     300 * time.Millisecond,
-		WatchdogRounds:    1,
-		Waiters:           200,
-		WaiterLocks:       10,
-		WaitSettle:        200 * time.Millisecond,
-		WaitMeasure:       200 * time.Millisecond,
-		SemaphorePermits:  []int{1, 2},
-		SemaphoreWorkers:  []int{4},
-		LatchAwaiters:     100,
-		LatchClients:      4,
-		LatchRounds:       2,
-		LatchSettle:       50 * time.Millisecond,
-		OvershootRuns:     2,
-		OvershootDeadline: 100 * time.Millisecond,
-		LateRuns:          20,
+
+		OneClientWorkers:     8,
+		OneClientNames:       50,
+		OneClientLockWorkers: 4,
+		OneClientRounds:      1,
+		WatchdogLocks:        200,
+		WatchdogLease:        300 * time.Millisecond,
+		WatchdogRounds:       1,
+		Waiters:              200,
+		WaiterLocks:          10,
+		WaitSettle:           200 * time.Millisecond,
+		WaitMeasure:          200 * time.Millisecond,
+		SemaphorePermits:     []int{1, 2},
+		SemaphoreWorkers:     []int{4},
+		LatchAwaiters:        100,
+		LatchClients:         4,
+		LatchRounds:          2,
+		LatchSettle:          50 * time.Millisecond,
+		OvershootRuns:        2,
+		OvershootDeadline:    100 * time.Millisecond,
+		LateRuns:             20,
 	}
 }
 

@@ -51,6 +51,9 @@ type openOpts struct {
 	// permits is what relock's semaphore kind gives each name it uses
 	// (scenario s); the locks ignore it.
 	permits int
+	// noPipelining sends each of relock's calls alone
+	// (Options.DisablePipelining); the peers ignore it.
+	noPipelining bool
 }
 
 // A locker is one client of a kind: one "process" with its own
@@ -179,7 +182,7 @@ func fairLock(_ context.Context, rc *relock.Client, name string, _ openOpts) (re
 // as o says.
 func newRelock(addr string, o openOpts) (*redis.Client, *relock.Client, error) {
 	rdb := newGoRedis(addr, o, true)
-	opts := &relock.Options{WatchdogTimeout: o.lease, Logger: quiet}
+	opts := &relock.Options{WatchdogTimeout: o.lease, Logger: quiet, DisablePipelining: o.noPipelining}
 	if o.syncOff {
 		opts.SyncReplicas = relock.SyncOff
 	}
@@ -189,6 +192,18 @@ func newRelock(addr string, o openOpts) (*redis.Client, *relock.Client, error) {
 		return nil, nil, err
 	}
 	return rdb, rc, nil
+}
+
+// pipeliningOffID is relock's reentrant lock with each call sent alone,
+// a row of scenario p only: what the pipelining brings.
+const pipeliningOffID = "relock reentrant, pipelining off"
+
+func pipeliningOffKind() kind {
+	return kind{ID: pipeliningOffID, Lib: "relock", Config: "Options.DisablePipelining; otherwise as relock reentrant", Relock: true,
+		inner: relockInner(), open: func(addr string, o openOpts) (locker, error) {
+			o.noPipelining = true
+			return openRelock(reentrantLock)(addr, o)
+		}}
 }
 
 func openRelock(newMutex mutexMaker) func(string, openOpts) (locker, error) {

@@ -51,7 +51,7 @@ func run() int {
 	out := flag.String("out", "results", "directory for results.md, results.json and results.svg")
 	quick := flag.Bool("quick", false, "smoke run: tiny sizes, seconds (for CI)")
 	only := flag.String("only", "", "comma-separated substrings: run only the kinds whose name contains one")
-	scen := flag.String("scenarios", "abxcdeslgrot", "scenarios to run: a uncontended (and c: with the Redisson RLock reference), b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), g group lock against multilock over the same values (relock only), r uncontended with one replica (not with -redis), o how far past their deadline relock's calls return when Redis hangs (relock only), t how long a lock stays unavailable after an acquire cut off from its caller runs late (relock only)")
+	scen := flag.String("scenarios", "abxcpdeslgrot", "scenarios to run: a uncontended (and c: with the Redisson RLock reference), b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, p one client per library shared by all goroutines, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), g group lock against multilock over the same values (relock only), r uncontended with one replica (not with -redis), o how far past their deadline relock's calls return when Redis hangs (relock only), t how long a lock stays unavailable after an acquire cut off from its caller runs late (relock only)")
 	render := flag.String("render", "", "write results.md and results.svg again from this results.json, measuring nothing")
 	flag.Parse()
 	if *render != "" {
@@ -115,6 +115,9 @@ func run() int {
 	}
 	if has('c') {
 		per += max(1, cfg.ManyRounds)
+	}
+	if has('p') {
+		e.steps += len(oneClientCells(cfg)) * max(1, cfg.OneClientRounds) * len(oneClientKinds(ks))
 	}
 	if has('b') {
 		per += len(contendedCells(cfg))
@@ -262,6 +265,9 @@ func run() int {
 		for _, rs := range rounds {
 			r.Many = append(r.Many, mergeRounds(rs))
 		}
+	}
+	if has('p') {
+		r.OneClient = e.runOneClient(oneClientKinds(ks))
 	}
 	if has('d') {
 		for _, k := range ks {

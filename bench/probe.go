@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +27,12 @@ type probe struct {
 	calls atomic.Int64
 	pipes atomic.Int64 // pipelined batches (go-redis) or DoMulti calls
 	batch chan int     // if set, receives the size of each pipeline
+	// owners maps a relock owner field to the probe of the worker whose
+	// calls carry it, for a shared client's probe: relock pipelines the
+	// calls of goroutines that meet, and a pipeline's context is none of
+	// theirs, so its replies are told apart by the owner field in their
+	// arguments, learnt from the worker's calls sent alone.
+	owners sync.Map
 }
 
 // reset starts a new request: the next reply is its first.
@@ -69,9 +76,26 @@ func (h goredisHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		switch cmd.Name() {
 		case "evalsha", "eval", "set":
 			h.p.answered(ctx)
+			if w, ok := ctx.Value(probeKey{}).(*probe); ok {
+				if field := ownerField(cmd); field != "" {
+					h.p.owners.Store(field, w)
+				}
+			}
 		}
 		return err
 	}
+}
+
+// ownerField returns the relock owner field among cmd's arguments,
+// "<client id>:<owner>" (a 36-character UUID, a colon, a number), or "".
+func ownerField(cmd redis.Cmder) string {
+	for _, a := range cmd.Args() {
+		s, ok := a.(string)
+		if ok && len(s) > 37 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-' && s[36] == ':' && s[37] >= '0' && s[37] <= '9' {
+			return s
+		}
+	}
+	return ""
 }
 
 func (h goredisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
@@ -79,6 +103,15 @@ func (h goredisHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 		err := next(ctx, cmds)
 		h.p.pipes.Add(1)
 		h.p.calls.Add(int64(len(cmds)))
+		at := now()
+		for _, cmd := range cmds {
+			if cmd.Name() != "evalsha" && cmd.Name() != "eval" {
+				continue
+			}
+			if w, ok := h.p.owners.Load(ownerField(cmd)); ok {
+				w.(*probe).first.CompareAndSwap(0, at)
+			}
+		}
 		if h.p.batch != nil {
 			select {
 			case h.p.batch <- len(cmds):

@@ -9,15 +9,16 @@ import (
 )
 
 // A snapshot is what the benchmark reads from the server before and after
-// a measurement: calls per command (INFO commandstats) and the server's
-// CPU time (INFO cpu).
+// a measurement: calls per command (INFO commandstats), the server's CPU
+// time (INFO cpu) and its connected clients (INFO clients).
 type snapshot struct {
-	calls map[string]int64
-	cpuUs float64
+	calls   map[string]int64
+	cpuUs   float64
+	clients int64
 }
 
 func takeSnapshot(ctx context.Context, rdb *redis.Client) (snapshot, error) {
-	info, err := rdb.Info(ctx, "commandstats", "cpu").Result()
+	info, err := rdb.Info(ctx, "commandstats", "cpu", "clients").Result()
 	if err != nil {
 		return snapshot{}, err
 	}
@@ -37,6 +38,7 @@ func takeSnapshot(ctx context.Context, rdb *redis.Client) (snapshot, error) {
 	sys, _ := strconv.ParseFloat(f["used_cpu_sys"], 64)
 	user, _ := strconv.ParseFloat(f["used_cpu_user"], 64)
 	s.cpuUs = (sys + user) * 1e6
+	s.clients, _ = strconv.ParseInt(f["connected_clients"], 10, 64)
 	return s, nil
 }
 

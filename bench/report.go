@@ -16,6 +16,7 @@ type report struct {
 	Contended   []cellResult        `json:"contended"`
 	Layout      []cellResult        `json:"handoff_reference"`
 	Many        []cellResult        `json:"many_locks"`
+	OneClient   []cellResult        `json:"one_client,omitempty"`
 	Watchdog    []watchdogResult    `json:"watchdog"`
 	Waiters     []waitersResult     `json:"waiters"`
 	Semaphore   []cellResult        `json:"semaphore"`
@@ -107,7 +108,7 @@ func (r *report) failures() (relock, peers int) {
 	for _, x := range r.Uncontended {
 		count(ref(x.Kind), x.Err)
 	}
-	for _, x := range slices.Concat(r.Contended, r.Many, r.Semaphore) {
+	for _, x := range slices.Concat(r.Contended, r.Many, r.OneClient, r.Semaphore) {
 		count(ref(x.Kind), x.Err)
 	}
 	for _, x := range r.Layout {
@@ -429,6 +430,28 @@ func (r *report) markdown() string {
 		}
 	}
 
+	if len(r.OneClient) > 0 {
+		b.WriteString("\n## (p) One client per library, shared by every goroutine\n\n")
+		b.WriteString("The shape of a Go service: each library's one client (one `relock.Client`, one rueidislock Locker, one redislock client, one redsync instance, each over one go-redis or rueidis client) shared by every worker goroutine, which loops Lock, Unlock on a name picked at random, each worker an owner of its own. " +
+			oneClientRounds(r.Meta.Config) +
+			"Columns as in (c), and per acquisition (one Lock+Unlock) in the window: **r+w syscalls**: this process's read and write system calls (syscr + syscw of /proc/self/io), which is how a client talks to Redis; **conns**: the connections the client held to Redis at the window's end (INFO clients, less those open before it was made), its subscription connections included. " +
+			"**" + pipeliningOffID + "** is relock's reentrant lock with `Options.DisablePipelining`: what the pipelining of concurrent calls brings.\n\n")
+		t.header(2, "cell", "lock", "acq/s", "wait p50", "wait p99", "max wait", "cmds/acq", "Redis CPU/acq", "client CPU/acq", "r+w syscalls/acq", "conns", "allocs/acq")
+		for _, c := range r.OneClient {
+			cellName := fmt.Sprintf("%d goroutines, %d names", c.Workers, c.Names)
+			if c.Names == 1 {
+				cellName = fmt.Sprintf("%d goroutines, one lock", c.Workers)
+			}
+			if c.Err != "" {
+				t.row(cellName, c.Kind, "error: "+c.Err)
+				continue
+			}
+			t.row(cellName, c.Kind, ranged(c.PerSec, c.PerSecRange, num), us(c.Wait.P50), us(c.Wait.P99), us(c.MaxWaitUs),
+				num(c.CmdsPerAcq), ranged(c.RedisCPUPerAcq, c.RedisCPURange, cpuUs), ranged(c.ClientCPUPerAcq, c.ClientCPURange, cpuUs),
+				num(c.SyscallsPerAcq), fmt.Sprint(c.Connections), ranged(c.AllocsPerAcq, c.AllocsRange, num))
+		}
+	}
+
 	if len(r.Watchdog) > 0 {
 		x0 := r.Watchdog[0]
 		fmt.Fprintf(&b, "\n## (d) Keeping %d held locks alive: one client, lease %d ms renewed every %d ms, %d rounds\n\n",
@@ -637,6 +660,15 @@ func ranged(v float64, s span, f func(float64) string) string {
 // manyRounds says where scenario (c)'s figures come from: the median of
 // interleaved rounds, or, in results.json written before them, one
 // window per kind.
+// oneClientRounds says how scenario (p)'s figures were made.
+func oneClientRounds(c config) string {
+	if c.OneClientRounds < 2 {
+		return ""
+	}
+	return fmt.Sprintf("The kinds take turns in %d rounds of a %d ms window each; figures as in (c), medians over the rounds. ",
+		c.OneClientRounds, c.ManyWindowMs)
+}
+
 func manyRounds(c config) string {
 	if c.ManyRounds < 2 {
 		return ""

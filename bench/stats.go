@@ -2,8 +2,11 @@ package main
 
 import (
 	"math"
+	"os"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -75,24 +78,45 @@ func cpuTime() time.Duration {
 }
 
 // A clientCost is a reading of what this process has spent: CPU time
-// (getrusage) and heap allocations (runtime.MemStats). Whatever else runs
-// in the process between a measurement's two readings counts too.
+// (getrusage), heap allocations (runtime.MemStats) and read and write
+// system calls (rwSyscalls). Whatever else runs in the process between a
+// measurement's two readings counts too.
 type clientCost struct {
 	cpu            time.Duration
 	mallocs, bytes uint64
+	syscalls       int64
 }
 
 // costAtStart reads the allocations before the CPU time, and costAtEnd
 // after it, so that ReadMemStats, which stops the world, is not counted.
 func costAtStart() clientCost {
 	m := memStats()
-	return clientCost{cpu: cpuTime(), mallocs: m.Mallocs, bytes: m.TotalAlloc}
+	return clientCost{cpu: cpuTime(), mallocs: m.Mallocs, bytes: m.TotalAlloc, syscalls: rwSyscalls()}
 }
 
 func costAtEnd() clientCost {
+	calls := rwSyscalls()
 	cpu := cpuTime()
 	m := memStats()
-	return clientCost{cpu: cpu, mallocs: m.Mallocs, bytes: m.TotalAlloc}
+	return clientCost{cpu: cpu, mallocs: m.Mallocs, bytes: m.TotalAlloc, syscalls: calls}
+}
+
+// rwSyscalls is the read and write system calls this process has made
+// (syscr + syscw of /proc/self/io: read, write and their vectored and
+// socket kin, which is how a client talks to Redis); -1 where the file
+// cannot be read.
+func rwSyscalls() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	f := infoFields(string(b))
+	r, err1 := strconv.ParseInt(strings.TrimSpace(f["syscr"]), 10, 64)
+	w, err2 := strconv.ParseInt(strings.TrimSpace(f["syscw"]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return r + w
 }
 
 func memStats() runtime.MemStats {

@@ -27,6 +27,16 @@ import (
 //     Redisson's RLock scripts' (the reference kind). These three are
 //     medians of UncontendedRounds rounds in which the kinds take turns
 //     (see costRounds).
+//   - One client per library shared by every goroutine (scenario p), in
+//     its cell of many names: relock reentrant's and fair's
+//     acquisitions/s at least rueidislock's best configuration's and at
+//     least 1.5 × redislock's (tuned), medians of OneClientRounds rounds.
+//   - The fair lock's Redis CPU per contended acquisition at W = 4, 16
+//     and 64 at most 1.1 × its own scripts' on a bare client (scenario
+//     x's reference).
+//   - Many locks, scenario c, each relock kind: acquisitions/s at least
+//     0.95 × and client CPU per acquisition at most 1.05 × Redisson's
+//     RLock script pair on a bare go-redis client.
 //   - Many locks (scenario c): the reentrant lock's acquisitions/s at
 //     least the best go-redis peer's (redsync's, redislock's); each relock
 //     kind's client CPU per acquisition at most redislock's (tuned), its
@@ -105,6 +115,13 @@ func (r *report) targets() []target {
 			}
 			out = append(out, t)
 		}
+		if c, own := r.cell("relock fair", w, w, 0), r.layoutCell(scriptsHandoffID, w); c != nil && c.Err == "" && own != nil && own.RedisCPUPerAcq > 0 {
+			out = append(out, target{
+				Goal:     fmt.Sprintf("relock fair, W=%d, 0 µs: Redis CPU/acquisition ≤ 1.1 × its own scripts' on a bare client", w),
+				Measured: fmt.Sprintf("fair %s vs its scripts, bare client %s (%.2f×)", cpuUs(c.RedisCPUPerAcq), cpuUs(own.RedisCPUPerAcq), c.RedisCPUPerAcq/own.RedisCPUPerAcq),
+				Met:      c.Acquisitions > 0 && c.RedisCPUPerAcq <= 1.1*own.RedisCPUPerAcq,
+			})
+		}
 		if c := r.cell("relock reentrant", w, w, 0); c != nil {
 			t := target{Goal: fmt.Sprintf("relock reentrant, W=%d, 0 µs: Redis CPU/acquisition ≤ 1.5 × leanest peer's", w)}
 			if c.Err != "" {
@@ -159,6 +176,7 @@ func (r *report) targets() []target {
 		}
 	}
 	out = append(out, r.manyTargets()...)
+	out = append(out, r.oneClientTargets()...)
 
 	// The fair lock: no inversion in any contended cell.
 	var fairCells []*cellResult
@@ -251,6 +269,13 @@ func (r *report) manyTargets() []target {
 			})
 		}
 		if ref != nil {
+			out = append(out, target{
+				Goal: fmt.Sprintf("%s, many locks: acq/s ≥ 0.95 × and client CPU/acquisition ≤ 1.05 × Redisson's RLock scripts' on a bare client", c.Kind),
+				Measured: fmt.Sprintf("%s vs %s acq/s (%.2f×); client CPU %s vs %s (%.2f×)",
+					ranged(c.PerSec, c.PerSecRange, grouped), ranged(ref.PerSec, ref.PerSecRange, grouped), c.PerSec/ref.PerSec,
+					ranged(c.ClientCPUPerAcq, c.ClientCPURange, cpuUs), ranged(ref.ClientCPUPerAcq, ref.ClientCPURange, cpuUs), c.ClientCPUPerAcq/ref.ClientCPUPerAcq),
+				Met: c.PerSec >= 0.95*ref.PerSec && c.ClientCPUPerAcq <= 1.05*ref.ClientCPUPerAcq,
+			})
 			out = append(out, target{
 				Goal:     fmt.Sprintf("%s, many locks: Redis CPU/acquisition ≤ 1.1 × Redisson's RLock scripts'", c.Kind),
 				Measured: fmt.Sprintf("%s vs %s (%.2f×)", ranged(c.RedisCPUPerAcq, c.RedisCPURange, cpuUs), ranged(ref.RedisCPUPerAcq, ref.RedisCPURange, cpuUs), c.RedisCPUPerAcq/ref.RedisCPUPerAcq),
@@ -468,4 +493,33 @@ func cpuUs(v float64) string {
 		return us(v)
 	}
 	return fmt.Sprintf("%.1f µs", v)
+}
+
+// oneClientTargets checks scenario (p)'s cell of many names: relock's
+// locks on one shared client against rueidislock's best configuration
+// and redislock's (tuned) on one shared client each.
+func (r *report) oneClientTargets() []target {
+	names := r.Meta.Config.OneClientNames
+	rueidis, redislock := r.bestOneClient("rueidislock", names), r.oneClient("redislock tuned", names)
+	var out []target
+	for _, kind := range []string{"relock reentrant", "relock fair"} {
+		c := r.oneClient(kind, names)
+		if c == nil {
+			continue
+		}
+		t := target{Goal: fmt.Sprintf("%s, one client x %d goroutines on %d names: acq/s ≥ rueidislock's best configuration's and ≥ 1.5 × redislock tuned's", kind, c.Workers, names)}
+		switch {
+		case c.Err != "":
+			t.Measured = "failed: " + c.Err
+		case rueidis == nil || redislock == nil || redislock.Err != "":
+			t.Measured = "no rueidislock or redislock tuned row in this run"
+		default:
+			t.Measured = fmt.Sprintf("%s vs %s %s (%.2f×) and redislock tuned %s (%.2f×) acq/s",
+				ranged(c.PerSec, c.PerSecRange, grouped), rueidis.Kind, ranged(rueidis.PerSec, rueidis.PerSecRange, grouped), c.PerSec/rueidis.PerSec,
+				ranged(redislock.PerSec, redislock.PerSecRange, grouped), c.PerSec/redislock.PerSec)
+			t.Met = c.PerSec >= rueidis.PerSec && c.PerSec >= 1.5*redislock.PerSec
+		}
+		out = append(out, t)
+	}
+	return out
 }
