@@ -189,56 +189,101 @@ func lateLeft(raw *redis.Client, key string) any {
 // the lease; a record whose time has come is trimmed by the next undo,
 // and the key goes with the last one. Redisson's keys are unchanged: the
 // undone acquires leave the count and nothing else of Redisson's.
+//
+// Every time is the server's, read around each step: a step the
+// scheduler delays is measured, not assumed. The second undo comes half
+// a lease after the first and the third once the first record's time
+// has come, so each has half a lease to land in before the record it
+// must keep has its time too.
 func TestGoneRecord(t *testing.T) {
 	redistest.Parallel(t)
-	bg := context.Background()
-	raw := srv.Client(t)
-	const lease = 300 * time.Millisecond
+	const lease = time.Second
+	const leaseMs = int64(lease / time.Millisecond)
 	plain, tagged := redistest.Key(t), "{user:"+redistest.Key(t)+"}:cart"
-	for name, gone := range map[string]string{plain: goneOf(plain), tagged: "relock_permits_gone:" + tagged} {
-		newSemaphore(t, newClient(t, nil), name, 1, nil)
-		hook := &ranHook{}
-		s := permits.New(lateClient(t, hook), name, &permits.Options{Lease: lease})
-		undone := func() {
-			t.Helper()
-			hook.Arm(true)
-			_, err := s.TryAcquire(bg, 0)
-			hook.Arm(false)
-			if !errors.Is(err, io.EOF) {
-				t.Fatalf("TryAcquire(0) with its reply lost = %v, want io.EOF", err)
+	for kind, name := range map[string]string{"plain": plain, "tagged": tagged} {
+		gone := goneOf(name)
+		if kind == "tagged" {
+			gone = "relock_permits_gone:" + tagged
+		}
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			bg := context.Background()
+			raw := srv.Client(t)
+			newSemaphore(t, newClient(t, nil), name, 1, nil)
+			hook := &ranHook{}
+			s := permits.New(lateClient(t, hook), name, &permits.Options{Lease: lease})
+			// undone runs an acquire whose reply is lost, and returns the
+			// server's time before and after it.
+			undone := func() (before, after int64) {
+				t.Helper()
+				before = serverMillis(t, raw)
+				hook.Arm(true)
+				_, err := s.TryAcquire(bg, 0)
+				hook.Arm(false)
+				if !errors.Is(err, io.EOF) {
+					t.Fatalf("TryAcquire(0) with its reply lost = %v, want io.EOF", err)
+				}
+				return before, serverMillis(t, raw)
 			}
-		}
-		undone()
-		if typ := raw.Type(bg, gone).Val(); typ != "zset" {
-			t.Fatalf("TYPE %s = %s, want zset", gone, typ)
-		}
-		now := serverMillis(t, raw)
-		zs := raw.ZRangeWithScores(bg, gone, 0, -1).Val()
-		if len(zs) != 1 || len(zs[0].Member.(string)) != 16 {
-			t.Fatalf("ZRANGE %s = %v, want one 16-byte id", gone, zs)
-		}
-		if left := time.Duration(int64(zs[0].Score)-now) * time.Millisecond; left > lease || left < lease-200*time.Millisecond {
-			t.Fatalf("record lasts %v from the server's now, want about the lease %v", left, lease)
-		}
-		if ttl := raw.PTTL(bg, gone).Val(); ttl > lease || ttl < lease-200*time.Millisecond {
-			t.Fatalf("PTTL %s = %v, want about the lease %v", gone, ttl, lease)
-		}
-		time.Sleep(lease / 2)
-		undone()
-		if got := raw.ZCard(bg, gone).Val(); got != 2 {
-			t.Fatalf("ZCARD %s = %d after a second undo within the lease, want 2", gone, got)
-		}
-		time.Sleep(lease/2 + 50*time.Millisecond)
-		undone()
-		if got := raw.ZCard(bg, gone).Val(); got != 2 {
-			t.Fatalf("ZCARD %s = %d after the first record's time, want 2 (trimmed)", gone, got)
-		}
-		redistest.Eventually(t, 2*lease, "the record gone with its last member", func() bool {
-			return raw.Exists(bg, gone).Val() == 0
+			scores := func() []int64 {
+				t.Helper()
+				var out []int64
+				for _, z := range raw.ZRangeWithScores(bg, gone, 0, -1).Val() {
+					if len(z.Member.(string)) != 16 {
+						t.Fatalf("member %q of %s, want a 16-byte id", z.Member, gone)
+					}
+					out = append(out, int64(z.Score))
+				}
+				return out
+			}
+
+			b1, a1 := undone()
+			if typ := raw.Type(bg, gone).Val(); typ != "zset" {
+				t.Fatalf("TYPE %s = %s, want zset", gone, typ)
+			}
+			first := scores()
+			if len(first) != 1 {
+				t.Fatalf("%s scores %v, want one record", gone, first)
+			}
+			s1 := first[0]
+			if s1 < b1+leaseMs || s1 > a1+leaseMs {
+				t.Fatalf("record due at %d, want the lease %v after its undo, which ran within %d..%d", s1, lease, b1, a1)
+			}
+			// The key expires with its record: now + PTTL is the record's time.
+			x := serverMillis(t, raw)
+			pttl := raw.PTTL(bg, gone).Val()
+			y := serverMillis(t, raw)
+			ms := pttl.Milliseconds()
+			if pttl > lease || s1 < x+ms-5 || s1 > y+ms+5 {
+				t.Fatalf("PTTL %s = %v read within %d..%d: expires at about %d, want the record's time %d", gone, pttl, x, y, y+ms, s1)
+			}
+
+			time.Sleep(lease / 2)
+			_, a2 := undone()
+			if a2 >= s1 {
+				t.Fatalf("second undo done at %d, not before the first record's time %d: the machine stalled for half a lease (%v)", a2, s1, lease/2)
+			}
+			second := scores()
+			if len(second) != 2 || second[0] != s1 {
+				t.Fatalf("%s scores %v after a second undo within the lease, want %d and the new one", gone, second, s1)
+			}
+			s2 := second[1]
+
+			redistest.Eventually(t, 2*lease, "the first record's time", func() bool { return serverMillis(t, raw) > s1 })
+			_, a3 := undone()
+			if a3 >= s2 {
+				t.Fatalf("third undo done at %d, not before the second record's time %d: the machine stalled for half a lease (%v)", a3, s2, lease/2)
+			}
+			if third := scores(); len(third) != 2 || third[0] != s2 {
+				t.Fatalf("%s scores %v after the first record's time, want %d (the first trimmed) and the new one", gone, third, s2)
+			}
+			redistest.Eventually(t, 3*lease, "the record gone with its last member", func() bool {
+				return raw.Exists(bg, gone).Val() == 0
+			})
+			checkCount(t, raw, name, "1")
+			if got := raw.Exists(bg, timeoutOf(name)).Val(); got != 0 {
+				t.Fatalf("permits ZSET left: %v", lateLeft(raw, timeoutOf(name)))
+			}
 		})
-		checkCount(t, raw, name, "1")
-		if got := raw.Exists(bg, timeoutOf(name)).Val(); got != 0 {
-			t.Fatalf("permits ZSET left: %v", lateLeft(raw, timeoutOf(name)))
-		}
 	}
 }

@@ -276,8 +276,18 @@ func TestFrozenMaster(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = servers[2].Resume() })
 	name := redistest.Key(t)
-	holder := redlock.New(clientsOn(t, servers, nil), name, nil)
-	bound := redlock.DefaultNodeTimeout + margin
+	// NodeTimeout bounds the live masters' replies too: the default
+	// 100ms is less than a loaded machine may take to schedule a
+	// redis-server and the reply's reader, and an Unlock cut off on a
+	// live master leaves its record. 300ms leaves room for that.
+	const nodeTimeout = 300 * time.Millisecond
+	opts := &redlock.Options{NodeTimeout: nodeTimeout}
+	holder := redlock.New(clientsOn(t, servers, nil), name, opts)
+	// A call that waited for the frozen master would take go-redis's
+	// ReadTimeout (3s), and a Close waiting on its undo forever: a bound
+	// of NodeTimeout plus a second tells those apart, and leaves room for
+	// the scheduler on a loaded machine (margin alone, 200ms, did not).
+	bound := nodeTimeout + time.Second
 	var hctx context.Context
 	var err error
 	within(t, bound, "Lock", func() { hctx, err = holder.Lock(context.Background()) })
@@ -285,7 +295,7 @@ func TestFrozenMaster(t *testing.T) {
 		t.Fatal(err)
 	}
 	orcs := clientsOn(t, servers, nil)
-	other := redlock.New(orcs, name, nil)
+	other := redlock.New(orcs, name, opts)
 	within(t, bound, "a refused TryLock(0)", func() {
 		if _, err := other.TryLock(context.Background(), 0); !errors.Is(err, relock.ErrNotAcquired) {
 			t.Errorf("TryLock(0) of a held lock = %v, want ErrNotAcquired", err)

@@ -14,11 +14,14 @@ import (
 	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
-// watchdogKeepsLock: with a 1s watchdog a held lock outlives 5s (under
-// -short, with a 400ms watchdog, 1s).
+// watchdogKeepsLock: with a 2s watchdog a held lock outlives 5s, two
+// and a half leases (under -short, with an 800ms watchdog, 2s). The
+// watchdog renews every third of the lease and gives the lock up when no
+// renewal succeeds within the lease: a shorter lease is lost, rightly,
+// when a loaded machine stalls the renewals for two thirds of it.
 func watchdogKeepsLock(t *testing.T, e *env) {
-	lease := redistest.Short(time.Second, 400*time.Millisecond)
-	held := redistest.Short(5*time.Second, time.Second)
+	lease := redistest.Short(2*time.Second, 800*time.Millisecond)
+	held := redistest.Short(5*time.Second, 2*time.Second)
 	mu := e.k.New(e.client(t, &relock.Options{WatchdogTimeout: lease}), redistest.Key(t), 0)
 	ctx := redistest.Lock(t, mu, context.Background())
 	time.Sleep(held)
