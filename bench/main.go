@@ -116,9 +116,6 @@ func run() int {
 	if has('c') {
 		per += max(1, cfg.ManyRounds)
 	}
-	if has('p') {
-		e.steps += len(oneClientCells(cfg)) * max(1, cfg.OneClientRounds) * len(oneClientKinds(ks))
-	}
 	if has('b') {
 		per += len(contendedCells(cfg))
 	}
@@ -133,6 +130,9 @@ func run() int {
 	}
 	if has('a') {
 		e.steps += len(refKs)
+	}
+	if has('p') {
+		e.steps += len(oneClientCells(cfg)) * max(1, cfg.OneClientRounds) * len(oneClientKinds(ks))
 	}
 	if has('c') {
 		e.steps += len(refKs) * max(1, cfg.ManyRounds)
