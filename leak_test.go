@@ -385,24 +385,9 @@ func TestUnlockedNotLeaked(t *testing.T) {
 			}
 		}
 	})
-	var wg sync.WaitGroup
-	for w := range 16 {
-		wg.Go(func() {
-			mu := reentrant.New(e.rc, fmt.Sprintf("%s:%d", name, w), nil)
-			for range redistest.Short(400, 150) {
-				lctx, err := mu.Lock(context.Background())
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if err := mu.Unlock(lctx); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	redistest.Churn(t, 16, redistest.Short(400, 150), func(w, _ int) relock.Locker {
+		return reentrant.New(e.rc, fmt.Sprintf("%s:%d", name, w), nil)
+	})
 	close(stop)
 	gc.Wait()
 	for w := range 16 {

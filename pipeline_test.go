@@ -80,24 +80,7 @@ func pipeEnv(t *testing.T, opts *relock.Options) (*relock.Client, *batchHook, *r
 func churnNames(t *testing.T, workers, rounds int, mk func(name string) relock.Locker) {
 	t.Helper()
 	base := redistest.Key(t)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := range rounds {
-				mu := mk(fmt.Sprintf("%s:%d:%d", base, w, i%5))
-				lctx, err := mu.Lock(context.Background())
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if err := mu.Unlock(lctx); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	redistest.Churn(t, workers, rounds, func(w, i int) relock.Locker { return mk(fmt.Sprintf("%s:%d:%d", base, w, i%5)) })
 }
 
 // TestPipelining: the acquires and unlocks of goroutines that meet on

@@ -72,24 +72,9 @@ func TestPipelinePerNode(t *testing.T) {
 	// own: off, the acquires are pipelined too.
 	rc := newClient(t, rdb, &relock.Options{SyncReplicas: relock.SyncOff})
 	base := redistest.Key(t)
-	var wg sync.WaitGroup
-	for w := range 32 {
-		wg.Go(func() {
-			for i := range 40 {
-				mu := reentrant.New(rc, fmt.Sprintf("%s:%d:%d", base, w, i%7), nil)
-				lctx, err := mu.Lock(context.Background())
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if err := mu.Unlock(lctx); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	redistest.Churn(t, 32, 40, func(w, i int) relock.Locker {
+		return reentrant.New(rc, fmt.Sprintf("%s:%d:%d", base, w, i%7), nil)
+	})
 	hook.mu.Lock()
 	defer hook.mu.Unlock()
 	if hook.largest < 2 {

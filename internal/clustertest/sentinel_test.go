@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -282,24 +281,9 @@ func sentinelPipelined(t *testing.T, s *redistest.Sentinel) {
 	rdb.AddHook(batches)
 	rc := newClient(t, rdb, nil)
 	base := redistest.Key(t)
-	var wg sync.WaitGroup
-	for w := range 16 {
-		wg.Go(func() {
-			for i := range 15 {
-				mu := reentrant.New(rc, fmt.Sprintf("%s:%d:%d", base, w, i), nil)
-				lctx, err := mu.Lock(context.Background())
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if err := mu.Unlock(lctx); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	redistest.Churn(t, 16, 15, func(w, i int) relock.Locker {
+		return reentrant.New(rc, fmt.Sprintf("%s:%d:%d", base, w, i), nil)
+	})
 	batches.mu.Lock()
 	defer batches.mu.Unlock()
 	if batches.largest < 2 || batches.waits == 0 {

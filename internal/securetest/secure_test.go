@@ -184,24 +184,9 @@ func TestLimitedUserOverTLS(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer rc.Close()
-		var wg sync.WaitGroup
-		for w := range 32 {
-			wg.Go(func() {
-				for i := range 20 {
-					mu := fair.New(rc, fmt.Sprintf("secure:pipelined:%d:%d", w, i%3), nil)
-					ctx, err := mu.Lock(bg)
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					if err := mu.Unlock(ctx); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
+		redistest.Churn(t, 32, 20, func(w, i int) relock.Locker {
+			return fair.New(rc, fmt.Sprintf("secure:pipelined:%d:%d", w, i%3), nil)
+		})
 		if batches.n.Load() == 0 {
 			t.Error("no calls pipelined over TLS")
 		}

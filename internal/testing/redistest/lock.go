@@ -2,6 +2,7 @@ package redistest
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/relock-go/relock"
@@ -24,4 +25,29 @@ func Unlock(tb testing.TB, mu relock.Locker, ctx context.Context) {
 	if err := mu.Unlock(ctx); err != nil {
 		tb.Fatalf("Unlock(%s): %v", mu.Name(), err)
 	}
+}
+
+// Churn has workers goroutines each lock and unlock rounds times, round
+// i of worker w on the mutex mk(w, i), and returns once all are done. An
+// error fails tb (from any goroutine) and ends that worker's loop.
+func Churn(tb testing.TB, workers, rounds int, mk func(w, i int) relock.Locker) {
+	tb.Helper()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range rounds {
+				mu := mk(w, i)
+				lctx, err := mu.Lock(context.Background())
+				if err != nil {
+					tb.Errorf("Lock(%s): %v", mu.Name(), err)
+					return
+				}
+				if err := mu.Unlock(lctx); err != nil {
+					tb.Errorf("Unlock(%s): %v", mu.Name(), err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
