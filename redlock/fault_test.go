@@ -182,6 +182,7 @@ func TestCloseEndsWait(t *testing.T) {
 // waiter each take at most about NodeTimeout, not the retries of the
 // caller's client (1.7s and more).
 func TestDeadMaster(t *testing.T) {
+	redistest.Parallel(t)
 	servers := startServers(t, 3)
 	servers[2].Kill()
 	name := redistest.Key(t)
@@ -270,6 +271,7 @@ func TestDeadMaster(t *testing.T) {
 // most about NodeTimeout: the refused TryLock(0) leaves its undo on the
 // frozen master to the background, and a Close waits for that undo.
 func TestFrozenMaster(t *testing.T) {
+	redistest.Parallel(t)
 	servers := startServers(t, 3)
 	if err := servers[2].Pause(); err != nil {
 		t.Fatal(err)
@@ -322,6 +324,7 @@ func TestFrozenMaster(t *testing.T) {
 // 500ms context gives up about NodeTimeout after its context ends, and
 // leaves no record on the live master.
 func TestTwoDeadMasters(t *testing.T) {
+	redistest.Parallel(t)
 	servers := startServers(t, 3)
 	servers[1].Kill()
 	servers[2].Kill()

@@ -19,6 +19,7 @@ import (
 // after the lock taken on a quorum was unlocked (taken): neither leaves
 // a record on those masters, and a fresh TryLock(0) takes the lock.
 func TestLateMasterAcquire(t *testing.T) {
+	redistest.Parallel(t)
 	for _, taken := range []bool{false, true} {
 		name := "failed"
 		if taken {

@@ -14,6 +14,7 @@ import (
 // the one it returned, fails with an error matching ErrNoOwner and
 // ErrNotHeld, and releases no master's record.
 func TestUnlockWithoutOwner(t *testing.T) {
+	redistest.Parallel(t)
 	bg := context.Background()
 	servers := startServers(t, 3)
 	name := redistest.Key(t)

@@ -15,6 +15,7 @@ import (
 // TestQuorum: with 5 masters the lock is taken with all up and with 2
 // down, and refused with 3 down, leaving no record on the live ones.
 func TestQuorum(t *testing.T) {
+	redistest.Parallel(t)
 	servers := startServers(t, 5)
 	name := redistest.Key(t)
 	rl := redlock.New(clientsOn(t, servers, nil), name, nil)
@@ -55,6 +56,7 @@ func TestQuorum(t *testing.T) {
 // TestRestartedMaster: a master restarted empty mid-hold gives a second
 // contender one vote, not a quorum, and the holder keeps the lock.
 func TestRestartedMaster(t *testing.T) {
+	redistest.Parallel(t)
 	servers := startServers(t, 5)
 	name := redistest.Key(t)
 	opts := &relock.Options{WatchdogTimeout: time.Second}
@@ -86,6 +88,7 @@ func TestRestartedMaster(t *testing.T) {
 // TestRenewalLosesMajority: when two of three masters stop answering, the
 // context is cancelled before the records on them can have expired.
 func TestRenewalLosesMajority(t *testing.T) {
+	redistest.Parallel(t)
 	servers := startServers(t, 3)
 	const timeout = time.Second
 	rl := redlock.New(clientsOn(t, servers, &relock.Options{WatchdogTimeout: timeout}), redistest.Key(t), nil)

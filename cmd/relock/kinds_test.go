@@ -240,6 +240,7 @@ func toStrings(ps []inspect.Problem) []string {
 // TestConnection connects with host:port, with REDIS_URL, and names its
 // connection relock-cli.
 func TestConnection(t *testing.T) {
+	redistest.Parallel(t)
 	bg := context.Background()
 	raw := srv.Client(t)
 	name := redistest.Key(t)

@@ -182,27 +182,27 @@ var shared = []test{
 // runAll runs tests as subtests of t on e, and then checks that no
 // limited server logged a denied command. Under -short t runs in
 // parallel with the package's other tests marked so (redistest.Parallel),
-// and the tests that wait (test.waits) run at once, after the others
-// (t.Run from one goroutine each, which t.Parallel's limit of GOMAXPROCS
-// would serialize), so that their waits overlap; otherwise every test
-// runs alone, in order.
+// and the tests that wait (test.waits) start at once, each from a
+// goroutine of its own (t.Parallel's limit of GOMAXPROCS would serialize
+// them), so that their waits overlap each other and the rest of the
+// suite, which runs in order meanwhile; otherwise every test runs alone,
+// in order.
 func (e *env) runAll(t *testing.T, tests []test) {
 	redistest.Parallel(t)
 	e.resetDenied(t)
 	defer e.checkDenied(t)
-	var later []test
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, tc := range tests {
 		if testing.Short() && tc.waits {
-			later = append(later, tc)
-			continue
+			wg.Go(func() { t.Run(tc.name, func(t *testing.T) { tc.run(t, e) }) })
 		}
-		t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
 	}
-	var wg sync.WaitGroup
-	for _, tc := range later {
-		wg.Go(func() { t.Run(tc.name, func(t *testing.T) { tc.run(t, e) }) })
+	for _, tc := range tests {
+		if !testing.Short() || !tc.waits {
+			t.Run(tc.name, func(t *testing.T) { tc.run(t, e) })
+		}
 	}
-	wg.Wait()
 }
 
 // env is the suite's shared state: the deployment it runs on, a single
