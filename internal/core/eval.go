@@ -17,7 +17,7 @@ import (
 // sent again, with backoff, until ctx ends. A dial error means the script
 // never ran, so sending it again cannot apply it twice. Other network
 // errors (a timeout: the script may have run) are returned, once the
-// layout is reloaded for the next call (awaitLayout).
+// layout is reloaded for the next call, within ctx (awaitLayout).
 func Eval(ctx context.Context, rdb redis.Scripter, s *redis.Script, keys []string, args ...any) (any, error) {
 	if _, ok := rdb.(*Pipe); ok {
 		return (&Call{Script: s, Keys: keys}).Run(ctx, rdb, args...)
@@ -90,15 +90,16 @@ const layoutWait = time.Second
 // in the background, and a call sent before that completes would go to
 // the silent master again and wait out another read timeout. When no
 // failover is under way the layout keeps the master and the wait runs
-// out.
+// out. The wait is the caller's time, so it ends with ctx too: a call
+// whose own deadline ran out returns at once, the reload going on in the
+// background for whichever call comes next.
 func awaitLayout(ctx context.Context, cc *redis.ClusterClient, key, master string) {
-	// The call's own deadline may be what ran out.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), layoutWait)
-	defer cancel()
 	cc.ReloadState(ctx)
-	if master == "" {
+	if master == "" || ctx.Err() != nil {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, layoutWait)
+	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
