@@ -189,6 +189,16 @@ func TestPipelineDeadlines(t *testing.T) {
 	if batch, _ := hook.largest(); batch < 2 {
 		t.Errorf("largest batch %d: the queued acquires did not go out together", batch)
 	}
+	// The short deadlines ended while their acquires were queued behind
+	// the paused server: those were never sent, so nothing was undone
+	// and no attempt recorded as given up.
+	raw := srv.Client(t)
+	for i := 3; i < 12; i += 3 {
+		gone := "relock_lock_gone:{" + fmt.Sprintf("%s:%d", base, i) + "}"
+		if n := raw.Exists(context.Background(), gone).Val(); n != 0 {
+			t.Errorf("%s exists: an acquire never sent was undone", gone)
+		}
+	}
 	check := redistest.Relock(t, srv.LockClient(t), nil)
 	redistest.Eventually(t, 3*time.Second, "every lock free", func() bool {
 		for i := range 12 {

@@ -234,11 +234,17 @@ func Ended(ctx context.Context, sentinel, err error) error {
 	switch {
 	case cerr == nil:
 		return err
-	case err == nil || errors.Is(err, cerr):
+	case err == nil || err == cerr:
 		if sentinel == nil {
 			return cerr
 		}
 		return fmt.Errorf("%w: %w", sentinel, cerr)
+	case errors.Is(err, cerr):
+		// err says more than ctx's error (NotSent's, say): kept whole.
+		if sentinel == nil || errors.Is(err, sentinel) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", sentinel, err)
 	case sentinel == nil:
 		return fmt.Errorf("%w: %w", cerr, err)
 	}

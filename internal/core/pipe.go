@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,11 +21,12 @@ import (
 // for it, and many callers share system calls and the server's reads.
 //
 // Each queued caller waits for its own reply under its own context: a
-// caller whose context ends returns with its error at once, and its
-// call, like any call whose reply was lost, may still run (it is not sent
-// when it has not been yet). The batch runs until the last deadline of
-// its calls (OpTimeout at most, and none past Shutdown's cut-off), so a
-// caller with a short deadline cuts no other's call short.
+// caller whose context ends returns with its error at once. Its call is
+// dropped when no batch has taken it yet (NotSent: nothing to undo);
+// otherwise, like any call whose reply was lost, it may still run. A
+// batch runs until the last deadline of its calls (OpTimeout at most,
+// and none past Shutdown's cut-off), so a caller with a short deadline
+// cuts no other's call short.
 //
 // On a cluster each master has its own queue and its own calls in flight
 // (the node that owns the call's first key, as the client's layout says);
@@ -168,8 +170,40 @@ func (p *Pipe) do(ctx context.Context, b *batcher, direct func(), mk func() *job
 	case <-j.done:
 		return j, nil
 	case <-ctx.Done():
+		if b.drop(j) {
+			return nil, notSent{ctx.Err()}
+		}
 		return nil, ctx.Err()
 	}
+}
+
+// drop takes j out of b's queue and reports whether it was still there:
+// no batch took it, so it is never sent.
+func (b *batcher) drop(j *job) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.Index(b.queue, j)
+	if i < 0 {
+		return false
+	}
+	b.queue = slices.Delete(b.queue, i, i+1)
+	return true
+}
+
+// notSent is the error of a call a Pipe dropped from its queue because
+// its caller's context ended first: the call never reached Redis, so
+// there is nothing to undo. It matches the context's error.
+type notSent struct{ err error }
+
+func (e notSent) Error() string { return e.err.Error() + " (before the call was sent)" }
+func (e notSent) Unwrap() error { return e.err }
+
+// NotSent reports whether err is that of a call a Pipe never sent (its
+// caller's context ended while it was queued): unlike a call whose reply
+// was lost, it did not run and never will.
+func NotSent(err error) bool {
+	var e notSent
+	return errors.As(err, &e)
 }
 
 // batcher returns the batcher in m of the master at addr, made with
