@@ -123,6 +123,7 @@ func oneSubscriber(t *testing.T, rdb *redis.Client, name string) clientInfo {
 // comes back, the hub resubscribes on one connection and messages flow
 // again.
 func TestReconnectAfterRestart(t *testing.T) {
+	redistest.Parallel(t)
 	s, rdb := startServer(t)
 	h, name := newHub(t, s)
 	ch := redistest.Key(t)
@@ -157,6 +158,7 @@ func TestReconnectAfterRestart(t *testing.T) {
 // A Subscribe while the server is down returns (the subscription is
 // pending on the broken connection) and takes effect once it is back.
 func TestSubscribeWhileServerDown(t *testing.T) {
+	redistest.Parallel(t)
 	s, rdb := startServer(t)
 	h, name := newHub(t, s)
 	before := redistest.Key(t)
@@ -191,6 +193,7 @@ func TestSubscribeWhileServerDown(t *testing.T) {
 // When the server closes the subscription connection (CLIENT KILL), the
 // hub wakes its waiters and resubscribes on a new connection.
 func TestReconnectAfterClientKill(t *testing.T) {
+	redistest.Parallel(t)
 	s, rdb := startServer(t)
 	h, name := newHub(t, s)
 	ch := redistest.Key(t)
@@ -219,6 +222,7 @@ func TestReconnectAfterClientKill(t *testing.T) {
 // A Subscribe waiting for the server's confirmation gives up when its
 // context ends and leaves nothing subscribed once the server answers.
 func TestSubscribeContextEndsWhileWaiting(t *testing.T) {
+	redistest.Parallel(t)
 	s, rdb := startServer(t)
 	h, _ := newHub(t, s)
 	live := redistest.Key(t)
@@ -258,6 +262,7 @@ func TestSubscribeContextEndsWhileWaiting(t *testing.T) {
 // Close releases a Subscribe that is waiting for the server's
 // confirmation, with ErrClosed.
 func TestCloseWhileSubscribing(t *testing.T) {
+	redistest.Parallel(t)
 	s, _ := startServer(t)
 	h, _ := newHub(t, s)
 	subscribe(t, h, redistest.Key(t)) // the connection is up
@@ -291,6 +296,7 @@ func TestCloseWhileSubscribing(t *testing.T) {
 // connection: every Subscribe returns, the hub ends up subscribed to
 // exactly the channels still in use, on one connection, and delivers.
 func TestChurnDuringReconnects(t *testing.T) {
+	redistest.Parallel(t)
 	s, rdb := startServer(t)
 	h, name := newHub(t, s)
 	steady := redistest.Key(t)
