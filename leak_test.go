@@ -132,8 +132,8 @@ func (e *leakEnv) leakedEnds(name string) int {
 // once a garbage collection finds it unreachable: a warning naming the
 // lock, its owner and the stack of the Lock call (LeakStacks), and the
 // Observer's HoldEnded with a cause matching ErrLeaked and ErrLockLost.
-// Its renewal stops: the key's TTL falls and the lock frees itself, and
-// another owner takes it.
+// Its renewal stops: the lock frees itself, and another owner takes it
+// within a few leases.
 func TestForgottenUnlock(t *testing.T) {
 	redistest.Parallel(t)
 	kinds := map[string]func(rc *relock.Client, name string) relock.Locker{
@@ -169,13 +169,9 @@ func TestForgottenUnlock(t *testing.T) {
 			if n := e.rc.Stats().Holds; n != 0 {
 				t.Fatalf("Stats().Holds = %d after the report, want 0", n)
 			}
-			raw := e.srv.Client(t)
-			p1 := raw.PTTL(bg, name).Val()
-			time.Sleep(150 * time.Millisecond) // past a renewal interval (100 ms)
-			p2 := raw.PTTL(bg, name).Val()
-			if p1 > 0 && p2 > p1-100*time.Millisecond {
-				t.Fatalf("PTTL %v then %v 150 ms later: still renewed", p1, p2)
-			}
+			// Renewed, the lock would stay held for good; its renewal
+			// stopped, it frees itself within a lease (300 ms) of the
+			// report, and a renewal round already sent may add one more.
 			other := newLock(e.rc, name)
 			ctx, cancel := context.WithTimeout(bg, 2*time.Second)
 			defer cancel()
