@@ -177,9 +177,12 @@ func TestGiveUp(t *testing.T) {
 	if err := <-cancelledDone; !errors.Is(err, relock.ErrNotAcquired) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Lock = %v", err)
 	}
-	if q := raw.LRange(bg, queue, 0, -1).Val(); len(q) != 2 || q[0] != first || q[1] != last {
-		t.Fatalf("queue after two gave up: %v, want [%s %s]", q, first, last)
-	}
+	// A give-up Redis does not answer within relock.CleanupGrace (a
+	// loaded machine) goes on in the background after the call returns.
+	redistest.Eventually(t, 2*time.Second, "the two that gave up out of the queue", func() bool {
+		q := raw.LRange(bg, queue, 0, -1).Val()
+		return len(q) == 2 && q[0] == first && q[1] == last
+	})
 	after := scores(t, raw, name)
 	if _, ok := after[tryField]; ok {
 		t.Fatal("the TryLock that gave up is still in the timeout set")
