@@ -3,13 +3,13 @@ package clustertest_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/internal/testing/locktest"
 	"github.com/relock-go/relock/internal/testing/redistest"
-	"github.com/relock-go/relock/reentrant"
 )
 
 // TestDeadlineOnSilentMaster: an acquire sent to a master that stopped
@@ -27,23 +27,17 @@ func TestDeadlineOnSilentMaster(t *testing.T) {
 		margin = 500 * time.Millisecond
 		lease  = 2 * time.Second
 	)
-	for _, k := range []struct {
-		name string
-		new  func(rc *relock.Client, name string) relock.Locker
-	}{
-		{"reentrant", func(rc *relock.Client, name string) relock.Locker { return reentrant.New(rc, name, nil) }},
-		{"fair", func(rc *relock.Client, name string) relock.Locker { return fair.New(rc, name, nil) }},
-	} {
-		for _, sync := range []struct {
+	for kind, k := range map[string]locktest.Kind{"reentrant": locktest.Reentrant, "fair": locktest.Fair} {
+		for _, mode := range []struct {
 			name     string
 			replicas int
 		}{{"sync", relock.SyncAuto}, {"nosync", relock.SyncOff}} {
-			t.Run(k.name+"/"+sync.name, func(t *testing.T) {
+			t.Run(kind+"/"+mode.name, func(t *testing.T) {
 				bg := context.Background()
 				rdb := c.LockClient(t)
-				rc := newClient(t, rdb, &relock.Options{WatchdogTimeout: lease, SyncReplicas: sync.replicas})
+				rc := newClient(t, rdb, &relock.Options{WatchdogTimeout: lease, SyncReplicas: mode.replicas})
 				name := redistest.Key(t)
-				mu := k.new(rc, name)
+				mu := k.New(rc, name, 0)
 				// A first hold loads the scripts and the layout, and opens
 				// the connection to the master.
 				lctx, err := mu.Lock(bg)
@@ -58,15 +52,11 @@ func TestDeadlineOnSilentMaster(t *testing.T) {
 				if err := node.Pause(); err != nil {
 					t.Fatal(err)
 				}
-				resumed := false
-				resume := func() {
-					if !resumed {
-						resumed = true
-						if err := node.Resume(); err != nil {
-							t.Error(err)
-						}
+				resume := sync.OnceFunc(func() {
+					if err := node.Resume(); err != nil {
+						t.Error(err)
 					}
-				}
+				})
 				t.Cleanup(func() { resume(); healthy(t, c) })
 				ctx, cancel := context.WithTimeout(bg, deadline)
 				defer cancel()
@@ -82,7 +72,7 @@ func TestDeadlineOnSilentMaster(t *testing.T) {
 					t.Fatalf("Lock on a paused master took %v, deadline %v", took, deadline)
 				}
 
-				other := k.new(newClient(t, c.LockClient(t), nil), name)
+				other := k.New(newClient(t, c.LockClient(t), nil), name, 0)
 				var octx context.Context
 				if !within(lease+wait, func() bool {
 					octx, err = other.TryLock(bg, 0)

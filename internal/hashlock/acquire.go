@@ -128,7 +128,7 @@ func (a *acquire) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	a.last = l.C.NextAttempt()
 	r, err := l.ops.Acquire(opctx, a.f, mode, a.last)
 	switch {
-	case err != nil && core.NotSent(err):
+	case core.NotSent(err):
 		// It never reached Redis: nothing to undo.
 		return wait.Outcome{}, err
 	case err != nil:
