@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
 )
 
 // env is what every scenario shares: the server, an admin client that
@@ -98,6 +100,27 @@ type config struct {
 	// Scenario t: LateRuns runs per primitive, each forcing an acquire
 	// attempt to run after its caller gave up.
 	LateRuns int `json:"late_runs"`
+	// Scenario z: ScaleNames distinct names through one Client; each of
+	// ScaleLeases held on one Client for ScaleLeaseRounds renewal
+	// intervals (at least ScaleLeaseMin); each of ScaleWaiters waiting;
+	// ScaleChurnFor of give-ups on one hot name, sampled every
+	// ScaleChurnSample and once ScaleChurnSettle after.
+	ScaleNames       int           `json:"scale_names,omitempty"`
+	ScaleLeases      []scaleLease  `json:"scale_leases,omitempty"`
+	ScaleLeaseRounds int           `json:"scale_lease_rounds,omitempty"`
+	ScaleLeaseMin    time.Duration `json:"-"`
+	ScaleWaiters     []int         `json:"scale_waiters,omitempty"`
+	ScaleChurnFor    time.Duration `json:"-"`
+	ScaleChurnSample time.Duration `json:"-"`
+	ScaleChurnSettle time.Duration `json:"-"`
+}
+
+// A scaleLease is a row of scenario z's leases: how many, with what
+// WatchdogTimeout.
+type scaleLease struct {
+	Leases     int           `json:"leases"`
+	Watchdog   time.Duration `json:"-"`
+	WatchdogMs int64         `json:"watchdog_timeout_ms"`
 }
 
 // costOps is how many Lock+Unlock calls per kind scenario (a)'s cost
@@ -142,6 +165,20 @@ func fullConfig() config {
 		OvershootRuns:        20,
 		OvershootDeadline:    200 * time.Millisecond,
 		LateRuns:             1000,
+
+		ScaleNames: 1_000_000,
+		ScaleLeases: []scaleLease{
+			{Leases: 1000, Watchdog: 3 * time.Second},
+			{Leases: 10_000, Watchdog: 3 * time.Second},
+			{Leases: 100_000, Watchdog: 3 * time.Second},
+			{Leases: 1_000_000, Watchdog: relock.DefaultWatchdogTimeout},
+		},
+		ScaleLeaseRounds: 4,
+		ScaleLeaseMin:    6 * time.Second,
+		ScaleWaiters:     []int{1000, 10_000},
+		ScaleChurnFor:    60 * time.Second,
+		ScaleChurnSample: 10 * time.Second,
+		ScaleChurnSettle: 15 * time.Second,
 	}
 }
 
@@ -182,6 +219,15 @@ func quickConfig() config {
 		OvershootRuns:        2,
 		OvershootDeadline:    100 * time.Millisecond,
 		LateRuns:             20,
+
+		ScaleNames:       2000,
+		ScaleLeases:      []scaleLease{{Leases: 200, Watchdog: 300 * time.Millisecond}},
+		ScaleLeaseRounds: 3,
+		ScaleLeaseMin:    300 * time.Millisecond,
+		ScaleWaiters:     []int{100},
+		ScaleChurnFor:    time.Second,
+		ScaleChurnSample: 500 * time.Millisecond,
+		ScaleChurnSettle: 2500 * time.Millisecond,
 	}
 }
 

@@ -51,7 +51,7 @@ func run() int {
 	out := flag.String("out", "results", "directory for results.md, results.json and results.svg")
 	quick := flag.Bool("quick", false, "smoke run: tiny sizes, seconds (for CI)")
 	only := flag.String("only", "", "comma-separated substrings: run only the kinds whose name contains one")
-	scen := flag.String("scenarios", "abxcpdeslgrot", "scenarios to run: a uncontended (and c: with the Redisson RLock reference), b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, p one client per library shared by all goroutines, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), g group lock against multilock over the same values (relock only), r uncontended with one replica (not with -redis), o how far past their deadline relock's calls return when Redis hangs (relock only), t how long a lock stays unavailable after an acquire cut off from its caller runs late (relock only)")
+	scen := flag.String("scenarios", "abxcpdeslgzrot", "scenarios to run: a uncontended (and c: with the Redisson RLock reference), b contended (and f FIFO), x what a FIFO hand-off costs Redis (reference kinds beside b's), c many locks, p one client per library shared by all goroutines, d watchdog, e waiters, s semaphore (relock only), l latch wake-up (relock only), g group lock against multilock over the same values (relock only), z how cost grows with names, held leases, waiters and sustained give-ups on one Client (relock only), r uncontended with one replica (not with -redis), o how far past their deadline relock's calls return when Redis hangs (relock only), t how long a lock stays unavailable after an acquire cut off from its caller runs late (relock only)")
 	render := flag.String("render", "", "write results.md and results.svg again from this results.json, measuring nothing")
 	flag.Parse()
 	if *render != "" {
@@ -75,6 +75,9 @@ func run() int {
 	cfg.WarmUpMaxMs = int(cfg.WarmUpMax / time.Millisecond)
 	cfg.LatchSettleMs = int(cfg.LatchSettle / time.Millisecond)
 	cfg.OvershootDeadlineMs = int(cfg.OvershootDeadline / time.Millisecond)
+	for i := range cfg.ScaleLeases {
+		cfg.ScaleLeases[i].WatchdogMs = cfg.ScaleLeases[i].Watchdog.Milliseconds()
+	}
 
 	var srv *server
 	if *addr == "" {
@@ -164,6 +167,10 @@ func run() int {
 	}
 	if runLate {
 		e.steps += len(latePrimitives)
+	}
+	runScale := has('z') && selected(scaleID)
+	if runScale {
+		e.steps += scaleSteps(cfg)
 	}
 
 	r := &report{Meta: meta{
@@ -320,6 +327,9 @@ func run() int {
 	}
 	if runLate {
 		r.Late = e.runLate()
+	}
+	if runScale {
+		r.Scale = e.runScale()
 	}
 	// Last: a replica attached to the server would change what the
 	// others measure (the semaphore's acquires would wait for it too).

@@ -30,6 +30,7 @@ type report struct {
 	Replica       []replicaResult  `json:"replica_sync"`
 	Overshoot     *overshootResult `json:"overshoot"`
 	Late          *lateResult      `json:"late,omitempty"`
+	Scale         *scaleResult     `json:"scale,omitempty"`
 	Targets       []target         `json:"targets"`
 }
 
@@ -134,6 +135,11 @@ func (r *report) failures() (relock, peers int) {
 	if l := r.Late; l != nil {
 		for _, x := range l.Rows {
 			count(lateID, x.Err)
+		}
+	}
+	if z := r.Scale; z != nil {
+		for _, err := range z.errs() {
+			count(scaleID, err)
 		}
 	}
 	if o := r.Overshoot; o != nil {
@@ -613,6 +619,9 @@ func (r *report) markdown() string {
 	}
 	if r.Late != nil {
 		r.lateSection(&b)
+	}
+	if r.Scale != nil {
+		r.Scale.section(&b, r.Meta.Config)
 	}
 	if r.Overshoot != nil {
 		r.overshootSection(&b)

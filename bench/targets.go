@@ -55,6 +55,14 @@ import (
 //     primitive returns at most 50 ms past its context's deadline, with
 //     an error matching context.DeadlineExceeded; and so does every
 //     client's Shutdown.
+//   - How cost grows on one Client (scenario z): no lease lost at any
+//     size; a held lease's client memory at most leaseBytesBefore and a
+//     waiter's at most waiterBytesBefore (the figures of the code before
+//     the watchdog's batches, on this machine); a million distinct names
+//     leave no key and at most scaleNamesHeapMiB of heap; sustained
+//     give-ups on one hot name leave records whose last sample is at
+//     most 1.2 × their first (plus churnSlack entries), and none
+//     ScaleChurnSettle after the churn.
 //   - An acquire attempt cut off from its caller (its reply lost) that
 //     runs on the server after the caller gave up: every relock lock
 //     free again, to a fresh client's TryLock, at most 100 ms after it
@@ -205,6 +213,9 @@ func (r *report) targets() []target {
 	out = append(out, r.latchTargets()...)
 	if l := r.Late; l != nil && len(l.Rows) > 0 {
 		out = append(out, l.target())
+	}
+	if z := r.Scale; z != nil {
+		out = append(out, z.targets()...)
 	}
 	if o := r.Overshoot; o != nil && len(o.Calls) > 0 {
 		out = append(out, o.target())
