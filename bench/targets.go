@@ -58,7 +58,8 @@ import (
 //   - How cost grows on one Client (scenario z): no lease lost at any
 //     size; a held lease's client memory at most leaseBytesBefore and a
 //     waiter's at most waiterBytesBefore (the figures of the code before
-//     the watchdog's batches, on this machine); a million distinct names
+//     the watchdog's batches, on this machine), in the rows large enough
+//     that the Client's fixed cost does not show; a million distinct names
 //     leave no key and at most scaleNamesHeapMiB of heap; sustained
 //     give-ups on one hot name leave records whose last sample is at
 //     most 1.2 × their first (plus churnSlack entries), and none
