@@ -436,6 +436,7 @@ func TestHelp(t *testing.T) {
 			"  3  not found", "  4  doctor found problems", "-sentinel addresses", "-master name", "-cluster addresses", "-user user",
 			"-password password", "-timeout duration", "-json", "-limit N", "-count N", "-for duration",
 			"-interval duration", "-yes", "-codec codec", "Exit status",
+			"at most one of -url, -sentinel and\n-cluster; with none, $REDIS_URL, else redis://localhost:6379",
 		} {
 			if !strings.Contains(r.stdout, want) {
 				t.Fatalf("relock %v lacks %q:\n%s", args, want, r.stdout)

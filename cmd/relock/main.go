@@ -255,7 +255,7 @@ Commands:
 		fmt.Fprintf(&b, "  %s %s\n      %s\n", c.name, c.args, strings.ReplaceAll(c.summary, "\n", "\n      "))
 	}
 	b.WriteString("  help [COMMAND]\n      Show this help, or a command's.\n")
-	b.WriteString("\nConnection and output flags (every command; give one of -url, -sentinel, -cluster):\n")
+	b.WriteString("\nConnection and output flags (every command; at most one of -url, -sentinel and\n-cluster; with none, $REDIS_URL, else " + defaultURL + "):\n")
 	b.WriteString(defaultsOf(connFlags))
 	for _, c := range commands {
 		if c.flags != nil {
