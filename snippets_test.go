@@ -118,6 +118,7 @@ var snippetStubs = map[string]string{
 	"token":            "var token int64",
 	"guard":            "var guard *fence.Redis",
 	"errNotReady":      `var errNotReady = errors.New("not ready")`,
+	"errBusy":          `var errBusy = errors.New("busy")`,
 	"charge":           "func charge(ctx context.Context) error { return nil }",
 	"work":             "func work(ctx context.Context) error { return nil }",
 	"export":           "func export(ctx context.Context) error { return nil }",
