@@ -14,7 +14,9 @@
 // context. Lock returns a context that carries the owner; a Lock with that
 // context (or one derived from it) re-enters, counting holds, and each
 // Unlock with it releases one hold. Goroutines started with such a context
-// share the owner: that is the contract. WithNewOwner starts a fresh owner.
+// share the owner: that is the contract, and a Lock of the same lock in
+// such a goroutine re-enters at once instead of waiting for its parent.
+// WithNewOwner starts a fresh owner, for work that must wait.
 //
 // Mutual exclusion holds only while the lease holds. The context Lock
 // returns is cancelled with cause ErrLockLost no later than the instant at

@@ -197,6 +197,13 @@ func TestList(t *testing.T) {
 		!regexp.MustCompile(`^`+regexp.QuoteMeta(base)+`:string +count +[0-9.]+s +- +0 +0$`).MatchString(lines[4]) {
 		t.Fatalf("list %s:* =\n%s\nwant the fencing counter, the mutex, the rwlock and the count", base, out)
 	}
+	// -skip-idle leaves out the count, whose use nothing shows, and
+	// says so.
+	r := cli(t, "", "-url", "redis://"+srv.Addr, "list", "-skip-idle", base+":*")
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); r.code != 0 || len(lines) != 4 || strings.Contains(r.stdout, ":string") ||
+		r.stderr != "relock: left out 1 idle counts (-skip-idle)\n" {
+		t.Fatalf("list -skip-idle %s:* = exit %d\n%s%s\nwant the fencing counter, the mutex and the rwlock, and the count counted", base, r.code, r.stdout, r.stderr)
+	}
 	out = ok(t, "list", "-kind", "lock,rwlock", base+":*")
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 {
 		t.Fatalf("list -kind lock,rwlock %s:* =\n%s\nwant the mutex and the rwlock", base, out)
@@ -432,10 +439,11 @@ func TestHelp(t *testing.T) {
 		for _, want := range []string{
 			"inspect NAME [VALUE...]", "list [PATTERN]", "watch NAME", "force-unlock NAME [PERMIT-ID | VALUE...]", "doctor", "help [COMMAND]",
 			"-url host:port", "REDIS_URL", "-tls", "-cacert file", "-cert file", "-key file", "-insecure",
-			"-kind kinds", "-old duration", "-lease duration", "-state file",
+			"-kind kinds", "-skip-idle", "-old duration", "-lease duration", "-state file",
 			"  3  not found", "  4  doctor found problems", "-sentinel addresses", "-master name", "-cluster addresses", "-user user",
 			"-password password", "-timeout duration", "-json", "-limit N", "-count N", "-for duration",
 			"-interval duration", "-yes", "-codec codec", "Exit status",
+			"at most one of -url, -sentinel and\n-cluster; with none, $REDIS_URL, else redis://localhost:6379",
 		} {
 			if !strings.Contains(r.stdout, want) {
 				t.Fatalf("relock %v lacks %q:\n%s", args, want, r.stdout)

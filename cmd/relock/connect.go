@@ -37,6 +37,7 @@ type options struct {
 
 	limit    int           // list
 	kinds    string        // list
+	skipIdle bool          // list
 	count    int           // watch
 	duration time.Duration // watch: -for
 	interval time.Duration // watch
@@ -75,6 +76,7 @@ func connFlags(fs *flag.FlagSet, o *options) {
 func listFlags(fs *flag.FlagSet, o *options) {
 	fs.IntVar(&o.limit, "limit", o.limit, "list at most `N` records (0: no limit)")
 	fs.StringVar(&o.kinds, "kind", o.kinds, "list only these `kinds`, comma-separated: lock, rwlock, group, count,\nelection, fencing, fence (default: all)")
+	fs.BoolVar(&o.skipIdle, "skip-idle", o.skipIdle, "leave out the counts whose use nothing shows now (an idle semaphore's or\nlatch's, another application's integer key) and say how many, on standard error")
 }
 
 func doctorFlags(fs *flag.FlagSet, o *options) {

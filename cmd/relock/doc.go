@@ -22,8 +22,10 @@
 //	                   guard's last token
 //	list [PATTERN]     the records whose names match PATTERN (a SCAN
 //	                   glob, default *) with their kinds, which do not
-//	                   change with their state, on every master of a
-//	                   cluster; -kind filters
+//	                   change with their state (a count's use, while its
+//	                   state shows one, beside it), on every master of a
+//	                   cluster; -kind filters, -skip-idle leaves out the
+//	                   counts of no use it can tell
 //	watch NAME         NAME's state, drawn again whenever it changes, until
 //	                   interrupted (or -count draws, or -for a duration)
 //	force-unlock NAME [PERMIT-ID | VALUE...]

@@ -96,9 +96,10 @@ func TestKinds(t *testing.T) {
 	}
 
 	// Whoever waits, a semaphore's, an expirable semaphore's and a
-	// latch's kind is a count's.
-	out = ok(t, "list", base+":*")
-	for _, want := range []string{`:elect +election `, `:latch +count +no expiry +- +0 +0\n`, `:perm +count +no expiry +1 permits +0 +0\n`, `:sem +count +no expiry +- +0 +1\n`} {
+	// latch's kind is a count's, with the use its state shows now; one
+	// whose use shows is no idle count.
+	out = ok(t, "list", "-skip-idle", base+":*")
+	for _, want := range []string{`:elect +election `, `:latch +count \(latch's\) +no expiry +- +0 +0\n`, `:perm +count \(expirable semaphore's\) +no expiry +1 permits +0 +0\n`, `:sem +count \(semaphore's\) +no expiry +- +0 +1\n`} {
 		if !regexp.MustCompile(`\n` + regexp.QuoteMeta(base) + want).MatchString(out) {
 			t.Fatalf("list lacks %q:\n%s", want, out)
 		}

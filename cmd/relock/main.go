@@ -105,7 +105,8 @@ permits, each with its lease; an election's leader, term, candidates
 and history; a fence guard's last token.`},
 	{name: "list", args: "[PATTERN]", max: 1, flags: listFlags, run: listCmd, summary: `List the records whose names match PATTERN (a SCAN glob, default *),
 with their kinds, found with SCAN on every master of a cluster. A
-record's kind does not change with its state.`},
+record's kind does not change with its state; a count's use, while its
+state shows one, follows it: count (semaphore's), (latch's).`},
 	{name: "watch", args: "NAME", min: 1, max: 1, flags: watchFlags, run: watchCmd, summary: `Show NAME, and again whenever it changes (on its channels' messages,
 and every -interval), until interrupted, -count drawings or -for.`},
 	{name: "force-unlock", args: "NAME [PERMIT-ID | VALUE...]", min: 1, max: -1, flags: forceFlags, run: forceCmd, summary: `Release NAME whoever holds it: a lock (through its type's own
@@ -255,7 +256,7 @@ Commands:
 		fmt.Fprintf(&b, "  %s %s\n      %s\n", c.name, c.args, strings.ReplaceAll(c.summary, "\n", "\n      "))
 	}
 	b.WriteString("  help [COMMAND]\n      Show this help, or a command's.\n")
-	b.WriteString("\nConnection and output flags (every command; give one of -url, -sentinel, -cluster):\n")
+	b.WriteString("\nConnection and output flags (every command; at most one of -url, -sentinel and\n-cluster; with none, $REDIS_URL, else " + defaultURL + "):\n")
 	b.WriteString(defaultsOf(connFlags))
 	for _, c := range commands {
 		if c.flags != nil {

@@ -21,7 +21,8 @@ import (
 )
 
 // TestStableKinds lists each record with the same kind whatever its
-// state: a semaphore nobody waits on and one with a waiter, a lock free
+// state: a semaphore nobody waits on and one with a waiter (a count,
+// with its use beside the kind while a waiter shows it), a lock free
 // of waiters and with a fair queue, a fence guard's token under its
 // resource (not as a count named after relock's key), an election's own
 // lock named as the election's; and one word for a missing TTL.
@@ -83,7 +84,7 @@ func TestStableKinds(t *testing.T) {
 	eventually(t, "a semaphore waiter", func() bool {
 		return strings.Contains(ok(t, "-url", url, "inspect", "exports"), "used as  a semaphore's")
 	})
-	row(list(), "exports", `count +no expiry +- +0 +1`)
+	row(list(), "exports", `count \(semaphore's\) +no expiry +- +0 +1`) // the use its state shows now
 
 	if err := e.Resign(lead); err != nil {
 		t.Fatal(err)

@@ -71,6 +71,7 @@ func listCmd(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	var found []*inspect.Lock
+	idle := 0 // counts left out by -skip-idle
 	err = inspect.Find(ctx, e.rdb, pattern, func(name string, kind inspect.Kind) error {
 		if want != nil && !want[kind] {
 			return nil
@@ -82,8 +83,12 @@ func listCmd(ctx context.Context, e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		if row := listed(l, kind); row != nil {
-			found = append(found, row) // not gone since the scan saw it
+		switch row := listed(l, kind); {
+		case row == nil: // gone since the scan saw it
+		case e.opts.skipIdle && idleCount(row):
+			idle++
+		default:
+			found = append(found, row)
 		}
 		return nil
 	})
@@ -102,10 +107,34 @@ func listCmd(ctx context.Context, e *env, args []string) error {
 	} else {
 		err = writeList(e.out, found)
 	}
+	if err == nil && idle > 0 {
+		fmt.Fprintf(e.errs, "relock: left out %d idle counts (-skip-idle)\n", idle)
+	}
 	if err == nil && limited {
 		fmt.Fprintf(e.errs, "relock: listed the first %d records found (-limit)\n", e.opts.limit)
 	}
 	return err
+}
+
+// idleCount reports a count whose use nothing shows now
+// (inspect.Lock.Use): an idle semaphore's or latch's count is an integer
+// string like any application's counter, and those can swamp a list.
+func idleCount(l *inspect.Lock) bool { return l.Kind == inspect.KindCount && l.Use == "" }
+
+// listKind is a record's kind in the list: kind's, and for a count the
+// use its state shows now, if any: "count (semaphore's)".
+func listKind(l *inspect.Lock) string {
+	if use, ok := countUses[l.Use]; ok && l.Kind == inspect.KindCount {
+		return "count (" + use + ")"
+	}
+	return kind(l)
+}
+
+// countUses name a count's uses in the list.
+var countUses = map[inspect.Kind]string{
+	inspect.KindSemaphore: "semaphore's",
+	inspect.KindPermits:   "expirable semaphore's",
+	inspect.KindLatch:     "latch's",
 }
 
 // listed is l as a line of the list of kind, or nil when l has no
@@ -172,7 +201,7 @@ func writeList(w io.Writer, records []*inspect.Lock) error {
 				ttl = l.Election.Leader.TTL
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", l.Name, kind(l), ttl, holders(l), len(l.Queue)+candidates(l), len(l.Waiters)+len(l.SemaphoreWaiters))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\n", l.Name, listKind(l), ttl, holders(l), len(l.Queue)+candidates(l), len(l.Waiters)+len(l.SemaphoreWaiters))
 	}
 	return tw.Flush()
 }

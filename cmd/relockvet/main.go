@@ -7,7 +7,9 @@
 // (most often the one the Lock was given), a lock call whose returned
 // context is discarded, a lock context that some path to a return never
 // releases, and a release (of a lock context or a semaphore's permits)
-// deferred before the error check of the acquire it undoes. Package
+// deferred before the error check of the acquire it undoes, and a lock
+// call in a goroutine given the lock context of the same lock, which
+// re-enters the parent's hold instead of waiting for it. Package
 // github.com/relock-go/relock/cmd/relockvet/lockctx documents what it
 // proves and what it presumes.
 //

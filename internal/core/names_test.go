@@ -18,6 +18,7 @@ func TestValidateName(t *testing.T) {
 		"x{":        false,
 		"x{a":       false,
 		"}x{a}":     true,
+		"}{a}":      true, // the tag starts at the first '{': "a"
 		"a}b":       false,
 		"orders:42": true,
 	} {

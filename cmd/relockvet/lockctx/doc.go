@@ -24,6 +24,11 @@
 // and the release fails with relock.ErrInvalidArgument (see "Early
 // releases").
 //
+// And it reports a lock call in a goroutine given the lock context of
+// the same lock from outside it (see "Goroutines"): the goroutine
+// shares the parent's owner, re-enters its hold at once, and excludes
+// neither its parent nor its siblings.
+//
 // An election's Campaign and TryCampaign are lock calls too, but their
 // release, Resign, finds the leadership through the Election, not its
 // context: the Analyzer reports only a discarded leadership context,
@@ -82,6 +87,25 @@
 // negations, conjunctions and disjunctions, in an if statement or a
 // tagless switch case) on paths where nothing has assigned the error
 // variable since the lock call.
+//
+// # Goroutines
+//
+// A worker is the function literal of a go statement, or the one given
+// to the Go method of an errgroup.Group (golang.org/x/sync/errgroup) or
+// a sync.WaitGroup. A lock call inside a worker (Lock, TryLock, RLock,
+// TryRLock; not Campaign) is reported when every value its context
+// argument can have derives, through the context functions above and
+// errgroup.WithContext, from the context a lock call of the same
+// receiver expression returned outside the worker, the worker's
+// parameters bound to what the go statement gives them. Nothing is
+// reported for a context that may carry another owner
+// (relock.WithNewOwner, a parameter of the enclosing function, a
+// variable with another value on some path), for a lock of another
+// receiver, for a named function run as a goroutine (go work(lctx)),
+// whose body the Analyzer does not follow, or for the call chain of one
+// goroutine, the documented use of a lock context. A worker meant to
+// share its parent's hold needs no lock call of its own; one that must
+// wait for the hold locks with relock.WithNewOwner(ctx).
 //
 // # Early releases
 //

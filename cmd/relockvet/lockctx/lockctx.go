@@ -13,8 +13,9 @@ import (
 
 // Analyzer reports relock lock contexts that are discarded, not
 // released on every path, or replaced in a release by a context that
-// carries no owner, and releases deferred before the error check of
-// their acquire. See the package doc for what it proves and presumes.
+// carries no owner, releases deferred before the error check of their
+// acquire, and lock calls in goroutines that re-enter their parent's
+// hold. See the package doc for what it proves and presumes.
 var Analyzer = &analysis.Analyzer{
 	Name:     "lockctx",
 	Doc:      doc,
@@ -41,6 +42,14 @@ and a release deferred before the error check of its acquire:
 	lctx, err := mu.Lock(ctx)
 	defer mu.Unlock(lctx) // lctx is nil when err is not
 	if err != nil {
+
+and a lock call in a goroutine (go, errgroup's or sync.WaitGroup's Go)
+given the lock context of the same lock, which re-enters the parent's
+hold instead of waiting:
+
+	g, gctx := errgroup.WithContext(lctx)
+	g.Go(func() error {
+		wctx, err := mu.Lock(gctx) // relock.WithNewOwner(gctx) to wait
 
 It stays silent when the context may escape or the owner may have
 another name.`
@@ -126,6 +135,7 @@ func check(pass *analysis.Pass, fd *ast.FuncDecl) {
 		f.checkUnlock(u)
 	}
 	checkEarlyDefers(f, fd)
+	checkSharedLocks(f, fd)
 }
 
 // newFuncInfo collects fd's parameters, assignments, conditions and
@@ -150,6 +160,8 @@ func newFuncInfo(pass *analysis.Pass, fd *ast.FuncDecl) *funcInfo {
 					f.assign(lhs, n.Rhs[i])
 				case i == 0:
 					f.assign(lhs, n.Rhs[0]) // the first result of a call
+				case i == 1 && isErrgroupWithContext(pass.TypesInfo, n.Rhs[0]):
+					f.assign(lhs, n.Rhs[0]) // its context, the second result
 				default:
 					f.assign(lhs, nil)
 				}
