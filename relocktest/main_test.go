@@ -57,6 +57,9 @@ func servers(t *testing.T, test func(t *testing.T, k *relocktest.Kit)) {
 		test(t, relocktest.New(t, &relocktest.Options{Embedded: true}))
 	})
 	t.Run("redis-server", func(t *testing.T) {
+		// REDIS_ADDR, set by TestMain, is no input go test's cache sees:
+		// Record is (redistest.Record).
+		redistest.Record()
 		switch {
 		case testing.Short():
 			t.Skip("-short: the embedded server's run covers the control")

@@ -61,6 +61,7 @@ func TestMain(m *testing.M) {
 func needCluster(t *testing.T) *redistest.Cluster {
 	t.Helper()
 	redistest.SkipShort(t, "a Redis Cluster test (6 servers)")
+	redistest.Record() // TestMain's lookup, for go test's cache
 	if cluster == nil {
 		t.Skip("needs redis-server and redis-cli to start a cluster")
 	}

@@ -26,9 +26,9 @@ var ErrNotInstalled = errors.New("redistest: redis binaries not installed")
 func lookPaths(names ...string) ([]string, error) {
 	paths := make([]string, len(names))
 	for i, n := range names {
-		p, err := exec.LookPath(n)
+		p, required, err := find(n)
 		if err != nil {
-			if os.Getenv(RequireEnv) == "1" {
+			if required {
 				return nil, fmt.Errorf("redistest: %s=1 but %s is not installed: %w", RequireEnv, n, err)
 			}
 			return nil, fmt.Errorf("%w: %s: %v", ErrNotInstalled, n, err)

@@ -73,11 +73,19 @@ func (s *Server) runClock() {
 	}
 }
 
-// Real reports whether s is a redis-server process (not miniredis).
-func (s *Server) Real() bool { return s.mini == nil }
+// Real reports whether s is a redis-server process (not miniredis). It
+// calls Record.
+func (s *Server) Real() bool {
+	Record()
+	return s.mini == nil
+}
 
-// Mini returns the miniredis behind s, or nil for a real server.
-func (s *Server) Mini() *miniredis.Miniredis { return s.mini }
+// Mini returns the miniredis behind s, or nil for a real server. It
+// calls Record.
+func (s *Server) Mini() *miniredis.Miniredis {
+	Record()
+	return s.mini
+}
 
 // Start starts a server for tb and stops it when tb ends, failing tb if
 // the server denied LockUser anything (CheckDenied). Extra args are
@@ -101,9 +109,9 @@ func Start(tb testing.TB, args ...string) *Server {
 // for a server shared by a package's tests. A real server defines
 // LockUser, so that tests can run relock as it (LockClient).
 func Launch(args ...string) (*Server, error) {
-	bin, err := exec.LookPath("redis-server")
+	bin, required, err := find("redis-server")
 	if err != nil {
-		if os.Getenv(RequireEnv) == "1" {
+		if required {
 			return nil, fmt.Errorf("redistest: %s=1 but redis-server is not installed: %w", RequireEnv, err)
 		}
 		m, err := miniredis.Run()
@@ -313,8 +321,9 @@ func (s *Server) signal(sig syscall.Signal) error {
 var clientNames atomic.Int64
 
 // Options returns go-redis options for s, as the default user: each call
-// names its connections anew.
+// names its connections anew. It calls Record.
 func (s *Server) Options() *redis.Options {
+	Record()
 	o := &redis.Options{
 		Addr:       s.Addr,
 		ClientName: "relock-test-" + strconv.FormatInt(clientNames.Add(1), 10),
