@@ -149,9 +149,14 @@ const MaxLingering = 1024
 // owners in Redis, a subscription hub and a lease watchdog. Create one per
 // process and Redis deployment with New, share it between goroutines, and
 // Close it when done. A Client does not close the go-redis client.
+// A nil *Client's methods return an error matching ErrInvalidArgument;
+// its ID is "" and its Stats zero.
 type Client struct {
 	c *core.Client
 }
+
+// errNil is the error of every operation of a nil *Client.
+var errNil = core.NilReceiver("relock", "Client")
 
 func init() {
 	core.SetUnwrap(func(v any) *core.Client {
@@ -266,10 +271,20 @@ func newID() string {
 
 // ID is the client's random UUID (version 8: see newID), the first part
 // of every owner field it writes ("<ID>:<owner>").
-func (rc *Client) ID() string { return rc.c.ID }
+func (rc *Client) ID() string {
+	if rc == nil {
+		return ""
+	}
+	return rc.c.ID
+}
 
 // Close is Shutdown bounded by CloseTimeout.
-func (rc *Client) Close() error { return rc.c.Close() }
+func (rc *Client) Close() error {
+	if rc == nil {
+		return errNil
+	}
+	return rc.c.Close()
+}
 
 // CloseTimeout bounds how long Close spends releasing held locks.
 const CloseTimeout = core.CloseTimeout
@@ -304,11 +319,21 @@ const OpTimeout = core.OpTimeout
 // they return nil at once. Fixed-lease, read/write and MultiLock member
 // holds are released too, and a RedLock's record on this client's
 // master.
-func (rc *Client) Shutdown(ctx context.Context) error { return rc.c.Shutdown(ctx) }
+func (rc *Client) Shutdown(ctx context.Context) error {
+	if rc == nil {
+		return errNil
+	}
+	return rc.c.Shutdown(ctx)
+}
 
 // Stats reports the client's holds (one per owner and lock), the acquires
 // waiting on its subscriptions, and the channels it is subscribed to
 // with waiters or lingering (not counting its own for force-unlock
 // notices, subscribed from its first hold on). It sends nothing to
 // Redis.
-func (rc *Client) Stats() observe.Stats { return rc.c.Stats() }
+func (rc *Client) Stats() observe.Stats {
+	if rc == nil {
+		return observe.Stats{}
+	}
+	return rc.c.Stats()
+}

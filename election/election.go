@@ -56,7 +56,8 @@ type Leader struct {
 // An Election is one candidate's handle on the election named name. It
 // is safe for concurrent use, and campaigns for one leadership at a time.
 // Create one with New.
-// A zero value's methods return an error matching relock.ErrInvalidArgument.
+// A zero value's methods return an error matching relock.ErrInvalidArgument,
+// and so do a nil pointer's, whose accessors return zero values (Name "").
 type Election struct {
 	rc   *relock.Client
 	c    *core.Client
@@ -71,6 +72,9 @@ type Election struct {
 	lead *leadership // the current leadership, nil when not leading
 	busy bool        // a Campaign is under way or leads
 }
+
+// errNil is the error of every operation of a nil *Election.
+var errNil = core.NilReceiver("election", "Election")
 
 // A leadership is one term of an Election.
 type leadership struct {
@@ -133,7 +137,12 @@ func New(rc *relock.Client, name string, opts *Options) *Election {
 }
 
 // Name returns the election's name.
-func (e *Election) Name() string { return e.name }
+func (e *Election) Name() string {
+	if e == nil {
+		return ""
+	}
+	return e.name
+}
 
 // Campaign waits, in arrival order among the candidates, until this
 // candidate is elected, then proclaims value and returns the leadership
@@ -149,12 +158,18 @@ func (e *Election) Name() string { return e.name }
 // candidate resigns. An Election campaigns for one leadership at a time:
 // a second Campaign while one waits or leads is refused.
 func (e *Election) Campaign(ctx context.Context, value string) (context.Context, error) {
+	if e == nil {
+		return nil, errNil
+	}
 	return e.run(ctx, value, -1)
 }
 
 // TryCampaign is Campaign giving up after wait (0: elected only when
 // nobody leads or waits) with an error matching relock.ErrNotAcquired.
 func (e *Election) TryCampaign(ctx context.Context, value string, wait time.Duration) (context.Context, error) {
+	if e == nil {
+		return nil, errNil
+	}
 	if err := core.CheckWait("election", wait); err != nil {
 		return nil, err
 	}
@@ -276,6 +291,9 @@ func (e *Election) current(ctx context.Context) (*leadership, error) {
 // observers. It returns an error matching ErrNotLeader when this
 // Election does not lead.
 func (e *Election) Proclaim(ctx context.Context, value string) error {
+	if e == nil {
+		return errNil
+	}
 	lead, err := e.current(ctx)
 	if err != nil {
 		return err
@@ -298,6 +316,9 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 // returns an error matching ErrNotLeader when this Election does not
 // lead.
 func (e *Election) Resign(ctx context.Context) error {
+	if e == nil {
+		return errNil
+	}
 	lead, err := e.current(ctx)
 	if err != nil {
 		return err
@@ -349,6 +370,9 @@ func (e *Election) ended(lead *leadership) {
 // (none was elected, the last one resigned, or its lease ran out and no
 // successor is elected yet).
 func (e *Election) Leader(ctx context.Context) (Leader, error) {
+	if e == nil {
+		return Leader{}, errNil
+	}
 	if err := e.check(ctx); err != nil {
 		return Leader{}, err
 	}

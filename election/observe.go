@@ -31,6 +31,9 @@ const observeRetry = time.Second
 // while its subscription was reconnecting. The log keeps the last 1000
 // changes: an observer further behind than that skips the oldest.
 func (e *Election) Observe(ctx context.Context) (<-chan Leader, error) {
+	if e == nil {
+		return nil, errNil
+	}
 	if err := e.check(ctx); err != nil {
 		return nil, err
 	}

@@ -32,7 +32,8 @@ type Options struct {
 // cheap to create, does no I/O until used, and is safe for concurrent
 // use; any number of Mutex values may name the same lock. Create one with
 // New.
-// A zero value's methods return an error matching relock.ErrInvalidArgument.
+// A zero value's methods return an error matching relock.ErrInvalidArgument,
+// and so do a nil pointer's, whose accessors return zero values (Name "").
 type Mutex struct {
 	m fairlock.Mutex
 }
@@ -52,11 +53,24 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	return m
 }
 
+// base is the lock m's methods run on: m's own, or for a nil m one
+// whose every operation returns an error matching
+// relock.ErrInvalidArgument (its Name is empty, its Client nil).
+func (m *Mutex) base() *fairlock.Mutex {
+	if m == nil {
+		return nilMutex
+	}
+	return &m.m
+}
+
+// nilMutex is the lock of a nil *Mutex.
+var nilMutex = fairlock.Nil("fair", "Mutex")
+
 // Name returns the lock's name, which is its Redis key.
-func (m *Mutex) Name() string { return m.m.Name() }
+func (m *Mutex) Name() string { return m.base().Name() }
 
 // Client returns the client the lock was built on.
-func (m *Mutex) Client() *relock.Client { return m.m.Client() }
+func (m *Mutex) Client() *relock.Client { return m.base().Client() }
 
 // Lock waits in the queue until ctx's owner holds the lock, or ctx ends.
 // When ctx carries no owner a fresh one is created; when its owner holds
@@ -70,14 +84,14 @@ func (m *Mutex) Client() *relock.Client { return m.m.Client() }
 // If ctx ends first, Lock leaves the queue and returns an error matching
 // both relock.ErrNotAcquired and ctx.Err().
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
-	return m.m.Lock(ctx)
+	return m.base().Lock(ctx)
 }
 
 // TryLock is Lock waiting at most wait. With wait 0 it takes the lock
 // only if it is free and nobody is queued, and never joins the queue. It
 // returns an error matching relock.ErrNotAcquired when it gives up.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	return m.m.TryLock(ctx, wait)
+	return m.base().TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of ctx's owner. The last hold deletes the lock
@@ -87,25 +101,25 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 // in the background, and the lease bounds what that cannot do. It
 // returns an error matching relock.ErrNotHeld, and changes nothing, when
 // ctx's owner holds no hold.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.m.Unlock(ctx) }
+func (m *Mutex) Unlock(ctx context.Context) error { return m.base().Unlock(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the queue
 // head. It reports whether there was a lock to delete. Its holders' lock
 // contexts, on any relock client, are cancelled with cause
 // relock.ErrLockLost within milliseconds (how, and the limits:
 // "Force-unlock notices" in docs/wire-layout.md).
-func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.m.ForceUnlock(ctx) }
+func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) { return m.base().ForceUnlock(ctx) }
 
 // IsLocked reports whether anyone holds the lock.
-func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.m.IsLocked(ctx) }
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.base().IsLocked(ctx) }
 
 // IsHeld reports whether ctx's owner holds the lock, as Redis sees it.
-func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.m.IsHeld(ctx) }
+func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.base().IsHeld(ctx) }
 
 // HoldCount returns how many holds ctx's owner has on the lock, as Redis
 // counts them.
-func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.m.HoldCount(ctx) }
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.base().HoldCount(ctx) }
 
 // TTL returns the time left on the lock's lease: 0 when the lock is not
 // held, -1 when it is held without expiry.
-func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.m.TTL(ctx) }
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.base().TTL(ctx) }

@@ -26,9 +26,14 @@ import (
 // write whose reply was lost may be sent again, which the same token
 // passes again. For Set and HSet that is harmless; an XAdd may then add
 // its entry twice, as a plain XADD would.
+// A nil *Redis's writes return an error matching
+// relock.ErrInvalidArgument.
 type Redis struct {
 	rdb redis.UniversalClient
 }
+
+// errNil is the error of every operation of a nil *Redis.
+var errNil = core.NilReceiver("fence", "Redis")
 
 // NewRedis returns a guard that writes through rdb. The key of every
 // write must carry the hash tag of its resource (the package doc's
@@ -39,6 +44,9 @@ func NewRedis(rdb redis.UniversalClient) *Redis { return &Redis{rdb: rdb} }
 // resource. expiration is SET's: 0 for no TTL, redis.KeepTTL to keep the
 // key's own, otherwise a TTL (rounded up to a millisecond).
 func (r *Redis) Set(ctx context.Context, resource string, token int64, key string, value any, expiration time.Duration) error {
+	if r == nil {
+		return errNil
+	}
 	ttl := "0"
 	switch {
 	case expiration == redis.KeepTTL:
@@ -55,6 +63,9 @@ func (r *Redis) Set(ctx context.Context, resource string, token int64, key strin
 // HSet sets the fields of the hash at key, as HSET does, unless token is
 // stale for resource. values must not be empty.
 func (r *Redis) HSet(ctx context.Context, resource string, token int64, key string, values map[string]any) error {
+	if r == nil {
+		return errNil
+	}
 	args, err := pairs(resource, values)
 	if err != nil {
 		return err
@@ -68,6 +79,9 @@ func (r *Redis) HSet(ctx context.Context, resource string, token int64, key stri
 // entry's ID. The entry's fields are in sorted order; values must not be
 // empty.
 func (r *Redis) XAdd(ctx context.Context, resource string, token int64, key string, values map[string]any) (string, error) {
+	if r == nil {
+		return "", errNil
+	}
 	args, err := pairs(resource, values)
 	if err != nil {
 		return "", err

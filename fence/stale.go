@@ -15,6 +15,7 @@ var ErrStale = errors.New("fence: stale token")
 
 // A StaleError is the error of a write refused because its token is
 // stale. It matches ErrStale.
+// A nil *StaleError's Error says so; it still unwraps to ErrStale.
 type StaleError struct {
 	Resource string
 	Token    int64 // the refused token
@@ -22,6 +23,9 @@ type StaleError struct {
 }
 
 func (e *StaleError) Error() string {
+	if e == nil {
+		return "fence: nil *StaleError"
+	}
 	return fmt.Sprintf("fence: %q: stale token %d, %d seen", e.Resource, e.Token, e.Last)
 }
 

@@ -33,7 +33,8 @@ type Options struct {
 // one script call. It is cheap to create, does no I/O until used, and is
 // safe for concurrent use; any number of Mutex values may name the same
 // group and values. The zero Mutex is not usable: create one with New.
-// A zero value's methods return an error matching relock.ErrInvalidArgument.
+// A zero value's methods return an error matching relock.ErrInvalidArgument,
+// and so do a nil pointer's, whose accessors return zero values (Name "").
 type Mutex struct {
 	l     hashlock.Lock
 	group string
@@ -124,12 +125,30 @@ func fieldsOf(group string, values []string, c Codec) ([]string, error) {
 	return fields, nil
 }
 
+// base is the lock m's methods run on: m's own, or for a nil m one
+// whose every operation returns an error matching
+// relock.ErrInvalidArgument (its Name is empty, its Client nil).
+func (m *Mutex) base() *hashlock.Lock {
+	if m == nil {
+		return nilMutex
+	}
+	return &m.l
+}
+
+// nilMutex is the lock of a nil *Mutex.
+var nilMutex = hashlock.Nil("grouplock", "Mutex")
+
 // Name returns the group's name as given to New, which is its Redis key
 // and the name in the Mutex's errors and Observer events.
-func (m *Mutex) Name() string { return m.group }
+func (m *Mutex) Name() string {
+	if m == nil {
+		return ""
+	}
+	return m.group
+}
 
 // Client returns the client the lock was built on.
-func (m *Mutex) Client() *relock.Client { return m.l.Client }
+func (m *Mutex) Client() *relock.Client { return m.base().Client }
 
 // Lock waits until ctx's owner holds every value, or ctx ends. When ctx
 // carries no owner a fresh one is created. The returned context is a
@@ -142,13 +161,13 @@ func (m *Mutex) Client() *relock.Client { return m.l.Client }
 // If ctx ends first, Lock returns an error matching both
 // relock.ErrNotAcquired and ctx.Err(), and leaves nothing in Redis.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
-	return m.l.Lock(ctx, -1)
+	return m.base().Lock(ctx, -1)
 }
 
 // TryLock is Lock waiting at most wait; 0 means one attempt. It returns
 // an error matching relock.ErrNotAcquired when it gives up.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	return m.l.TryLock(ctx, wait)
+	return m.base().TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of every value for ctx's owner. A value whose
@@ -158,7 +177,7 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 // relock.ErrNotHeld when ctx's owner did not hold every value (never
 // locked, already unlocked, or lost); the values it did hold lose a hold
 // all the same.
-func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
+func (m *Mutex) Unlock(ctx context.Context) error { return m.base().Unlock(ctx) }
 
 // ForceUnlock frees every value whoever holds it and wakes the group's
 // waiters. It reports whether any value was held. The holders' lock
@@ -167,7 +186,7 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // milliseconds (a notice on their channel), and those holding other sets
 // with some of these values at their next renewal.
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	return m.l.ForceUnlock(ctx, (*ops)(m))
+	return m.base().ForceUnlock(ctx, (*ops)(m))
 }
 
 // IsLocked reports whether anyone holds any of the values.
@@ -178,10 +197,10 @@ func (m *Mutex) IsLocked(ctx context.Context) (bool, error) {
 
 // IsHeld reports whether ctx's owner holds every value, as Redis sees it.
 func (m *Mutex) IsHeld(ctx context.Context) (bool, error) {
-	if err := m.l.Check(ctx); err != nil {
+	if err := m.base().Check(ctx); err != nil {
 		return false, err
 	}
-	owner, _, ok := m.l.C.FieldFrom(ctx)
+	owner, _, ok := m.base().C.FieldFrom(ctx)
 	if !ok {
 		return false, nil
 	}
@@ -191,11 +210,11 @@ func (m *Mutex) IsHeld(ctx context.Context) (bool, error) {
 
 // held counts the values held by owner ("" for anyone).
 func (m *Mutex) held(ctx context.Context, owner string) (int, error) {
-	if err := m.l.Check(ctx); err != nil {
+	if err := m.base().Check(ctx); err != nil {
 		return 0, err
 	}
 	args := append(make([]any, 0, 1+len(m.fields)), owner)
-	reply, err := core.Eval(ctx, m.l.C.Redis, lua.GroupHeld(), m.keys[:1], append(args, m.fields...)...)
+	reply, err := core.Eval(ctx, m.base().C.Redis, lua.GroupHeld(), m.keys[:1], append(args, m.fields...)...)
 	if err != nil {
 		return 0, fmt.Errorf("grouplock: %q: %w", m.group, err)
 	}

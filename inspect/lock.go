@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/relock-go/relock/grouplock"
+	"github.com/relock-go/relock/internal/core"
 )
 
 // A Lock is what Read found under one name: a lock's state, or a
@@ -16,6 +17,8 @@ import (
 // (Kind).
 // Every slice of a lock's is non-nil, so that JSON shows an empty list
 // as [].
+// A nil *Lock is a missing one: Exists and Held report false,
+// NameValues nil.
 type Lock struct {
 	// Name is the name, which is the Redis key of its record.
 	Name string `json:"name"`
@@ -78,6 +81,9 @@ type Lock struct {
 // queue, registered waiters, a fencing counter, a fence guard's token or
 // an election.
 func (l *Lock) Exists() bool {
+	if l == nil {
+		return false
+	}
 	return l.Kind != KindNone || len(l.Queue) > 0 || len(l.Waiters) > 0 || l.Token != 0 || l.Fence != 0 ||
 		len(l.SemaphoreWaiters) > 0 || len(l.Permits) > 0 || l.Election != nil
 }
@@ -85,6 +91,9 @@ func (l *Lock) Exists() bool {
 // Held reports a record with an owner that holds it: a lock with
 // holders, a permit held, or an election's leader.
 func (l *Lock) Held() bool {
+	if l == nil {
+		return false
+	}
 	return len(l.Holders) > 0 || len(l.Permits) > 0 || (l.Election != nil && l.Election.Leader != nil)
 }
 
@@ -164,6 +173,9 @@ type Holder struct {
 // clients hash it) a holder holds is set in that holder's ValueNames. It
 // returns the values no holder holds, in the order given.
 func (l *Lock) NameValues(codec grouplock.Codec, values []string) (notHeld []string) {
+	if l == nil {
+		return nil
+	}
 	byField := make(map[string]string, len(values))
 	for _, v := range values {
 		byField[codec.Field(v)] = v
@@ -215,8 +227,12 @@ type Waiter struct {
 
 // TTL is the time a key has left, as PTTL reports it, with two special
 // values. In JSON it is a number of milliseconds, -1 for NoExpiry and -2
-// for NoKey.
+// for NoKey. UnmarshalJSON into a nil *TTL returns an error matching
+// relock.ErrInvalidArgument.
 type TTL time.Duration
+
+// errNilTTL is the error of every operation of a nil *TTL.
+var errNilTTL = core.NilReceiver("inspect", "TTL")
 
 // The special TTLs.
 const (
@@ -257,6 +273,9 @@ func (t TTL) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (t *TTL) UnmarshalJSON(b []byte) error {
+	if t == nil {
+		return errNilTTL
+	}
 	var ms int64
 	if err := json.Unmarshal(b, &ms); err != nil {
 		return err

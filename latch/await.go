@@ -18,6 +18,9 @@ import (
 // ctx.Err() when ctx ends first; relock.ErrClosed when the client
 // closes. A wait leaves nothing in Redis.
 func (l *Latch) Await(ctx context.Context) error {
+	if l == nil {
+		return errNil
+	}
 	_, err := l.await(ctx, -1)
 	return err
 }
@@ -26,6 +29,9 @@ func (l *Latch) Await(ctx context.Context) error {
 // It reports whether the latch was open; running out of time is false
 // with a nil error.
 func (l *Latch) TryAwait(ctx context.Context, wait time.Duration) (bool, error) {
+	if l == nil {
+		return false, errNil
+	}
 	if err := core.CheckWait("latch", wait); err != nil {
 		return false, err
 	}

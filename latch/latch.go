@@ -27,7 +27,8 @@ const (
 // no I/O until used, and is safe for concurrent use; any number of Latch
 // values, in any number of processes, may name the same latch. The zero
 // Latch is not usable (its methods return an error matching
-// relock.ErrInvalidArgument): create one with New.
+// relock.ErrInvalidArgument, as do a nil *Latch's, whose Name is ""):
+// create one with New.
 type Latch struct {
 	c       *core.Client
 	name    string
@@ -40,6 +41,9 @@ type Latch struct {
 	separate bool
 	err      error // bad input found by New, returned by every method
 }
+
+// errNil is the error of every operation of a nil *Latch.
+var errNil = core.NilReceiver("latch", "Latch")
 
 // New returns the latch named name on rc. Bad input (a nil client, an
 // invalid name) is not reported here but by every method of the returned
@@ -68,7 +72,12 @@ func New(rc *relock.Client, name string, opts *Options) *Latch {
 }
 
 // Name returns the latch's name, which is the Redis key of its count.
-func (l *Latch) Name() string { return l.name }
+func (l *Latch) Name() string {
+	if l == nil {
+		return ""
+	}
+	return l.name
+}
 
 // check returns the latch's input error or relock.ErrClosed.
 func (l *Latch) check(ctx context.Context) error {
@@ -90,6 +99,9 @@ func (l *Latch) errorf(op string, err error) error {
 // command of its own after the script (see the package documentation);
 // if it fails, TrySetCount reports true with the error, as Delete does.
 func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
+	if l == nil {
+		return false, errNil
+	}
 	if err := l.check(ctx); err != nil {
 		return false, err
 	}
@@ -109,6 +121,9 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 // An error leaves it unknown whether the count went down: a CountDown is
 // not retried, as it must not count twice.
 func (l *Latch) CountDown(ctx context.Context) error {
+	if l == nil {
+		return errNil
+	}
 	if err := l.check(ctx); err != nil {
 		return err
 	}
@@ -119,6 +134,9 @@ func (l *Latch) CountDown(ctx context.Context) error {
 // Delete deletes the latch's count, whatever it is, which opens the
 // latch and wakes its waiters. It reports whether there was a count.
 func (l *Latch) Delete(ctx context.Context) (bool, error) {
+	if l == nil {
+		return false, errNil
+	}
 	if err := l.check(ctx); err != nil {
 		return false, err
 	}
@@ -127,6 +145,9 @@ func (l *Latch) Delete(ctx context.Context) (bool, error) {
 
 // Count returns the latch's count: 0 when it is open.
 func (l *Latch) Count(ctx context.Context) (int64, error) {
+	if l == nil {
+		return 0, errNil
+	}
 	if err := l.check(ctx); err != nil {
 		return 0, err
 	}

@@ -18,7 +18,8 @@ import (
 // A MultiLock holds all of its member locks or none. It is cheap to
 // create, does no I/O until used, and is safe for concurrent use. Create
 // one with New.
-// A zero value's methods return an error matching relock.ErrInvalidArgument.
+// A zero value's methods return an error matching relock.ErrInvalidArgument,
+// and so do a nil pointer's, whose accessors return zero values (Name "").
 type MultiLock struct {
 	members []relock.Locker // canonical order
 	name    string
@@ -30,6 +31,9 @@ type MultiLock struct {
 	mu    sync.Mutex
 	holds map[int64]*hold // by owner
 }
+
+// errNil is the error of every operation of a nil *MultiLock.
+var errNil = core.NilReceiver("multilock", "MultiLock")
 
 // hold is one owner's holds of the MultiLock.
 type hold struct {
@@ -100,7 +104,12 @@ func serverOf(l relock.Locker) string {
 
 // Name returns the members' names in canonical order, joined by commas
 // ("" for a MultiLock made with bad input).
-func (ml *MultiLock) Name() string { return ml.name }
+func (ml *MultiLock) Name() string {
+	if ml == nil {
+		return ""
+	}
+	return ml.name
+}
 
 // Lock takes every member, in canonical order, for ctx's owner (a new one
 // if ctx carries none), waiting as long as each needs, until ctx ends. On
@@ -110,12 +119,18 @@ func (ml *MultiLock) Name() string { return ml.name }
 // when any member's context is: a lost lease, or the Unlock that releases
 // the last hold.
 func (ml *MultiLock) Lock(ctx context.Context) (context.Context, error) {
+	if ml == nil {
+		return nil, errNil
+	}
 	return ml.lock(ctx, -1)
 }
 
 // TryLock is Lock with one wait budget for all members: each member may
 // wait what is left of wait (0: one attempt each).
 func (ml *MultiLock) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	if ml == nil {
+		return nil, errNil
+	}
 	if err := ml.check(ctx); err != nil {
 		return nil, err
 	}
@@ -220,6 +235,9 @@ func (ml *MultiLock) memberEnded(owner int64, h *hold, cause error) {
 // cause relock.ErrLockLost. It uses each member's Unlock, which runs even
 // when ctx is done.
 func (ml *MultiLock) Unlock(ctx context.Context) error {
+	if ml == nil {
+		return errNil
+	}
 	if err := ml.check(ctx); err != nil {
 		return err
 	}

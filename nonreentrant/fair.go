@@ -30,7 +30,8 @@ type FairOptions struct {
 // is cheap to create, does no I/O until used, and is safe for concurrent
 // use; any number of FairMutex values may name the same lock. The zero
 // FairMutex is not usable: create one with NewFair.
-// A zero value's methods return an error matching relock.ErrInvalidArgument.
+// A zero value's methods return an error matching relock.ErrInvalidArgument,
+// and so do a nil pointer's, whose accessors return zero values (Name "").
 type FairMutex struct {
 	m fairlock.Mutex
 }
@@ -50,11 +51,24 @@ func NewFair(rc *relock.Client, name string, opts *FairOptions) *FairMutex {
 	return m
 }
 
+// base is the lock m's methods run on: m's own, or for a nil m one
+// whose every operation returns an error matching
+// relock.ErrInvalidArgument (its Name is empty, its Client nil).
+func (m *FairMutex) base() *fairlock.Mutex {
+	if m == nil {
+		return nilFairMutex
+	}
+	return &m.m
+}
+
+// nilFairMutex is the lock of a nil *FairMutex.
+var nilFairMutex = fairlock.Nil("nonreentrant", "FairMutex")
+
 // Name returns the lock's name, which is its Redis key.
-func (m *FairMutex) Name() string { return m.m.Name() }
+func (m *FairMutex) Name() string { return m.base().Name() }
 
 // Client returns the client the lock was built on.
-func (m *FairMutex) Client() *relock.Client { return m.m.Client() }
+func (m *FairMutex) Client() *relock.Client { return m.base().Client() }
 
 // Lock waits in the queue until ctx's owner holds the lock, or ctx ends.
 // When ctx carries no owner a fresh one is created. The returned context
@@ -68,7 +82,7 @@ func (m *FairMutex) Client() *relock.Client { return m.m.Client() }
 // as it was. If ctx ends first, Lock leaves the queue and returns an
 // error matching both relock.ErrNotAcquired and ctx.Err().
 func (m *FairMutex) Lock(ctx context.Context) (context.Context, error) {
-	return m.m.Lock(ctx)
+	return m.base().Lock(ctx)
 }
 
 // TryLock is Lock waiting at most wait. With wait 0 it takes the lock
@@ -76,7 +90,7 @@ func (m *FairMutex) Lock(ctx context.Context) (context.Context, error) {
 // returns an error matching relock.ErrNotAcquired when it gives up, and
 // one matching relock.ErrNotReentrant when ctx's owner holds the lock.
 func (m *FairMutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	return m.m.TryLock(ctx, wait)
+	return m.base().TryLock(ctx, wait)
 }
 
 // Unlock releases ctx's owner's hold: it hands the lock to the queue
@@ -86,25 +100,25 @@ func (m *FairMutex) TryLock(ctx context.Context, wait time.Duration) (context.Co
 // sent again in the background, and the lease bounds what that cannot
 // do. It returns an error matching relock.ErrNotHeld, and changes
 // nothing, when ctx's owner holds no hold.
-func (m *FairMutex) Unlock(ctx context.Context) error { return m.m.Unlock(ctx) }
+func (m *FairMutex) Unlock(ctx context.Context) error { return m.base().Unlock(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the queue
 // head. It reports whether there was a lock to delete. Its holders' lock
 // contexts, on any relock client, are cancelled with cause
 // relock.ErrLockLost within milliseconds (how, and the limits:
 // "Force-unlock notices" in docs/wire-layout.md).
-func (m *FairMutex) ForceUnlock(ctx context.Context) (bool, error) { return m.m.ForceUnlock(ctx) }
+func (m *FairMutex) ForceUnlock(ctx context.Context) (bool, error) { return m.base().ForceUnlock(ctx) }
 
 // IsLocked reports whether anyone holds the lock.
-func (m *FairMutex) IsLocked(ctx context.Context) (bool, error) { return m.m.IsLocked(ctx) }
+func (m *FairMutex) IsLocked(ctx context.Context) (bool, error) { return m.base().IsLocked(ctx) }
 
 // IsHeld reports whether ctx's owner holds the lock, as Redis sees it.
-func (m *FairMutex) IsHeld(ctx context.Context) (bool, error) { return m.m.IsHeld(ctx) }
+func (m *FairMutex) IsHeld(ctx context.Context) (bool, error) { return m.base().IsHeld(ctx) }
 
 // HoldCount returns 1 when ctx's owner holds the lock, as Redis sees it,
 // and 0 otherwise.
-func (m *FairMutex) HoldCount(ctx context.Context) (int, error) { return m.m.HoldCount(ctx) }
+func (m *FairMutex) HoldCount(ctx context.Context) (int, error) { return m.base().HoldCount(ctx) }
 
 // TTL returns the time left on the lock's lease: 0 when the lock is not
 // held, -1 when it is held without expiry (a foreign writer's doing).
-func (m *FairMutex) TTL(ctx context.Context) (time.Duration, error) { return m.m.TTL(ctx) }
+func (m *FairMutex) TTL(ctx context.Context) (time.Duration, error) { return m.base().TTL(ctx) }

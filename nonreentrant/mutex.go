@@ -25,7 +25,8 @@ type Options struct {
 // cheap to create, does no I/O until used, and is safe for concurrent
 // use; any number of Mutex values may name the same lock. The zero Mutex
 // is not usable: create one with New.
-// A zero value's methods return an error matching relock.ErrInvalidArgument.
+// A zero value's methods return an error matching relock.ErrInvalidArgument,
+// and so do a nil pointer's, whose accessors return zero values (Name "").
 type Mutex struct {
 	l hashlock.Lock
 	// keys are the KEYS of the release scripts: the lock, its channel
@@ -75,11 +76,24 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	return m
 }
 
+// base is the lock m's methods run on: m's own, or for a nil m one
+// whose every operation returns an error matching
+// relock.ErrInvalidArgument (its Name is empty, its Client nil).
+func (m *Mutex) base() *hashlock.Lock {
+	if m == nil {
+		return nilMutex
+	}
+	return &m.l
+}
+
+// nilMutex is the lock of a nil *Mutex.
+var nilMutex = hashlock.Nil("nonreentrant", "Mutex")
+
 // Name returns the lock's name, which is its Redis key.
-func (m *Mutex) Name() string { return m.l.Name }
+func (m *Mutex) Name() string { return m.base().Name }
 
 // Client returns the client the lock was built on.
-func (m *Mutex) Client() *relock.Client { return m.l.Client }
+func (m *Mutex) Client() *relock.Client { return m.base().Client }
 
 // Lock waits until ctx's owner holds the lock, or ctx ends. When ctx
 // carries no owner a fresh one is created. The returned context is a
@@ -108,10 +122,10 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 
 // lock refuses an owner that holds the lock (hashlock.Lock.RefuseHolder).
 func (m *Mutex) lock(ctx context.Context, bound time.Duration) (context.Context, error) {
-	if err := m.l.RefuseHolder(ctx); err != nil {
+	if err := m.base().RefuseHolder(ctx); err != nil {
 		return nil, err
 	}
-	return m.l.Lock(ctx, bound)
+	return m.base().Lock(ctx, bound)
 }
 
 // Unlock releases ctx's owner's hold: it deletes the lock and wakes a
@@ -122,7 +136,7 @@ func (m *Mutex) lock(ctx context.Context, bound time.Duration) (context.Context,
 // do. It returns an error matching relock.ErrNotHeld, and
 // changes nothing, when ctx's owner holds no hold (never locked, already
 // unlocked, or lost).
-func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
+func (m *Mutex) Unlock(ctx context.Context) error { return m.base().Unlock(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it and wakes a waiter. It
 // reports whether there was a lock to delete. Its holders' lock
@@ -130,19 +144,19 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // relock.ErrLockLost within milliseconds (how, and the limits:
 // "Force-unlock notices" in docs/wire-layout.md).
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	return m.l.ForceUnlock(ctx, (*ops)(m))
+	return m.base().ForceUnlock(ctx, (*ops)(m))
 }
 
 // IsLocked reports whether anyone holds the lock.
-func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.base().IsLocked(ctx) }
 
 // IsHeld reports whether ctx's owner holds the lock, as Redis sees it.
-func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.l.IsHeld(ctx) }
+func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.base().IsHeld(ctx) }
 
 // HoldCount returns 1 when ctx's owner holds the lock, as Redis sees it,
 // and 0 otherwise.
-func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.l.HoldCount(ctx) }
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.base().HoldCount(ctx) }
 
 // TTL returns the time left on the lock's lease: 0 when the lock is not
 // held, -1 when it is held without expiry (a foreign writer's doing).
-func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.l.TTL(ctx) }
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.base().TTL(ctx) }

@@ -54,6 +54,9 @@ func (p *Permit) Context() context.Context {
 	return p.ctx
 }
 
+// errNilPermit is the error of Release of a nil *Permit.
+var errNilPermit = core.NilReceiver("permits", "Permit")
+
 // unmade is the context of a Permit that Acquire did not return.
 var unmade = func() context.Context {
 	ctx, cancel := context.WithCancelCause(context.Background())
@@ -75,7 +78,10 @@ var unmade = func() context.Context {
 // Permit that Acquire did not return (a nil one) returns an error
 // matching relock.ErrInvalidArgument.
 func (p *Permit) Release(ctx context.Context) error {
-	if err := core.Usable(p != nil && p.s != nil, ctx); err != nil {
+	if p == nil {
+		return errNilPermit
+	}
+	if err := core.Usable(p.s != nil, ctx); err != nil {
 		return err
 	}
 	err := p.s.mustRelease(ctx, p.id)
@@ -93,6 +99,9 @@ func (p *Permit) Release(ctx context.Context) error {
 // relock.ErrNotAcquired and ctx.Err(), and leaves nothing in Redis; if
 // the client closes, an error matching relock.ErrClosed.
 func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
+	if s == nil {
+		return nil, errNil
+	}
 	return s.acquire(ctx, -1)
 }
 
@@ -102,6 +111,9 @@ func (s *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
 // (TrySetPermits), or it was deleted or expired. The permit's context
 // derives from ctx, not from the wait bound.
 func (s *Semaphore) TryAcquire(ctx context.Context, wait time.Duration) (*Permit, error) {
+	if s == nil {
+		return nil, errNil
+	}
 	if err := core.CheckWait("permits", wait); err != nil {
 		return nil, err
 	}

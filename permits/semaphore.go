@@ -30,7 +30,8 @@ type Options struct {
 // does no I/O until used, and is safe for concurrent use; any number of
 // Semaphore values may name the same semaphore. The zero Semaphore is not
 // usable: create one with New.
-// A zero value's methods return an error matching relock.ErrInvalidArgument.
+// A zero value's methods return an error matching relock.ErrInvalidArgument,
+// and so do a nil pointer's, whose accessors return zero values (Name "").
 type Semaphore struct {
 	c    *core.Client
 	name string
@@ -52,6 +53,9 @@ type Semaphore struct {
 	leaseMs any           // the lease acquires set, in ms, boxed once
 	renewMs any           // the watchdog's lease, in ms, boxed once
 }
+
+// errNil is the error of every operation of a nil *Semaphore.
+var errNil = core.NilReceiver("permits", "Semaphore")
 
 // New returns the semaphore named name on rc. Bad input (a nil client, an
 // invalid name, a negative lease) is not reported here but by every
@@ -94,7 +98,12 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 }
 
 // Name returns the semaphore's name, the Redis key of its count.
-func (s *Semaphore) Name() string { return s.name }
+func (s *Semaphore) Name() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
 
 // begin starts an operation that runs scripts (see core.Client.Begin).
 func (s *Semaphore) begin(ctx context.Context) (end func(), err error) {
@@ -112,6 +121,9 @@ func (s *Semaphore) errorf(op string, err error) error {
 // semaphore has none set yet, and reports whether it did. A semaphore
 // must be set up so before its first Acquire can succeed.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if s == nil {
+		return false, errNil
+	}
 	end, err := s.begin(ctx)
 	if err != nil {
 		return false, err
@@ -134,6 +146,9 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // delta takes permits away (the count may go below zero, and then
 // acquires wait until releases bring it back above).
 func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
+	if s == nil {
+		return errNil
+	}
 	end, err := s.begin(ctx)
 	if err != nil {
 		return err
@@ -152,6 +167,9 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 // take now, after returning expired permits to it; 0 when the semaphore
 // has none set.
 func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
+	if s == nil {
+		return 0, errNil
+	}
 	end, err := s.begin(ctx)
 	if err != nil {
 		return 0, err
@@ -174,6 +192,9 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 // nothing, when no such permit is held: released already, expired, or
 // never acquired. Like Permit.Release it runs even when ctx is done.
 func (s *Semaphore) Release(ctx context.Context, id string) error {
+	if s == nil {
+		return errNil
+	}
 	if s.err != nil {
 		return s.err
 	}
@@ -187,6 +208,9 @@ func (s *Semaphore) Release(ctx context.Context, id string) error {
 // TryRelease is Release reporting a permit not held as false rather than
 // as an error.
 func (s *Semaphore) TryRelease(ctx context.Context, id string) (bool, error) {
+	if s == nil {
+		return false, errNil
+	}
 	if s.err != nil {
 		return false, s.err
 	}
@@ -254,6 +278,9 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 // client is therefore refused (relock.ErrInvalidArgument); one held by
 // another relock client is the caller's responsibility.
 func (s *Semaphore) UpdateLease(ctx context.Context, id string, lease time.Duration) (bool, error) {
+	if s == nil {
+		return false, errNil
+	}
 	end, err := s.begin(ctx)
 	if err != nil {
 		return false, err

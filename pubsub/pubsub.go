@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hub"
 )
 
@@ -15,6 +16,8 @@ var ErrClosed = hub.ErrClosed
 // A Hub shares subscription connections among the goroutines that wait
 // on or listen to its channels. Make one with New and Close it when
 // done; its methods may be called from any goroutine.
+// A nil *Hub's Subscribe, Listen and Close return an error matching
+// relock.ErrInvalidArgument; its Done channel is closed.
 type Hub struct {
 	// h takes hub.WakeAll for every channel: every message wakes every
 	// waiter. relock's other policies give some payloads a meaning of
@@ -23,6 +26,16 @@ type Hub struct {
 	// a user's never share a policy.
 	h *hub.Hub
 }
+
+// errNil is the error of every operation of a nil *Hub.
+var errNil = core.NilReceiver("pubsub", "Hub")
+
+// closed is the Done channel of a nil *Hub.
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // New returns a hub for rdb, which it does not close. It connects on the
 // first Subscribe or Listen. Unless sharded is set, channels are
@@ -43,6 +56,9 @@ func New(rdb redis.UniversalClient, sharded bool, log *slog.Logger) *Hub {
 // cannot be found; if the connection breaks meanwhile, Subscribe returns
 // and the reconnect wakes the waiter. Close the Subscription when done.
 func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, error) {
+	if h == nil {
+		return nil, errNil
+	}
 	s, err := h.h.Subscribe(ctx, channel, hub.WakeAll)
 	if err != nil {
 		return nil, err
@@ -62,6 +78,9 @@ func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, err
 // So it must not call Subscribe or Listen either, which wait for that
 // goroutine to read the server's reply.
 func (h *Hub) Listen(ctx context.Context, channel string, f func(payload string)) error {
+	if h == nil {
+		return errNil
+	}
 	// hub.Hub.Listen does not wait for the server: a waiter held until
 	// the listener is in place does, and keeps the channel subscribed
 	// meanwhile.
@@ -75,16 +94,27 @@ func (h *Hub) Listen(ctx context.Context, channel string, f func(payload string)
 
 // Done returns a channel that is closed when the hub is closed. A waiter
 // selects on it beside its Subscription's C, which is never closed.
-func (h *Hub) Done() <-chan struct{} { return h.h.Done() }
+func (h *Hub) Done() <-chan struct{} {
+	if h == nil {
+		return closed
+	}
+	return h.h.Done()
+}
 
 // Close closes the hub's connections and waits for its goroutines. Done
 // is closed, and Subscribe and Listen return ErrClosed from then on;
 // closing the Subscriptions after it is harmless. Close is idempotent:
 // only the first call returns the error of closing the connections.
-func (h *Hub) Close() error { return h.h.Close() }
+func (h *Hub) Close() error {
+	if h == nil {
+		return errNil
+	}
+	return h.h.Close()
+}
 
 // A Subscription is one waiter on a channel, from Subscribe. Its methods
 // may be called from any goroutine.
+// A nil *Subscription's C is nil and its Close does nothing.
 type Subscription struct {
 	s *hub.Subscription
 }
@@ -93,8 +123,18 @@ type Subscription struct {
 // again": a message came on the channel, or the connection came back
 // after a failure, which may have lost messages. It holds at most one
 // wake-up. It is never closed: select on the hub's Done beside it.
-func (s *Subscription) C() <-chan struct{} { return s.s.C() }
+func (s *Subscription) C() <-chan struct{} {
+	if s == nil {
+		return nil
+	}
+	return s.s.C()
+}
 
 // Close removes the waiter. The last waiter on a channel that has no
 // listener unsubscribes it. Close is idempotent.
-func (s *Subscription) Close() { s.s.Close() }
+func (s *Subscription) Close() {
+	if s == nil {
+		return
+	}
+	s.s.Close()
+}

@@ -125,6 +125,9 @@ func (rl *RedLock) checkQuorumLocked(owner int64, h *hold) {
 // masters and returns an error matching relock.ErrClosed: the closed
 // client's record, no longer renewed, expires with its lease.
 func (rl *RedLock) Unlock(ctx context.Context) error {
+	if rl == nil {
+		return errNil
+	}
 	if err := rl.usable(ctx); err != nil {
 		return err
 	}

@@ -49,7 +49,8 @@ type Options struct {
 // A RedLock is a lock held by a quorum of independent masters. It is
 // cheap to create, does no I/O until used, and is safe for concurrent
 // use. Create one with New.
-// A zero value's methods return an error matching relock.ErrInvalidArgument.
+// A zero value's methods return an error matching relock.ErrInvalidArgument,
+// and so do a nil pointer's, whose accessors return zero values (Name "").
 type RedLock struct {
 	name string
 	keys []string // the lock hash, its channel and relock's waiter registry on every master
@@ -69,6 +70,9 @@ type RedLock struct {
 	mu    sync.Mutex
 	holds map[int64]*hold // by owner
 }
+
+// errNil is the error of every operation of a nil *RedLock.
+var errNil = core.NilReceiver("redlock", "RedLock")
 
 // hold is one owner's holds of the RedLock.
 type hold struct {
@@ -160,11 +164,19 @@ func (rl *RedLock) setOptions() error {
 }
 
 // Name returns the lock's name, its key on every master.
-func (rl *RedLock) Name() string { return rl.name }
+func (rl *RedLock) Name() string {
+	if rl == nil {
+		return ""
+	}
+	return rl.name
+}
 
 // Quorum returns how many masters must hold the lock (0 for a RedLock
 // made with bad input).
 func (rl *RedLock) Quorum() int {
+	if rl == nil {
+		return 0
+	}
 	if rl.err != nil {
 		return 0
 	}
@@ -182,12 +194,18 @@ func (rl *RedLock) Quorum() int {
 // with a fixed lease, and is cancelled by the Unlock that releases the
 // last hold.
 func (rl *RedLock) Lock(ctx context.Context) (context.Context, error) {
+	if rl == nil {
+		return nil, errNil
+	}
 	return rl.lock(ctx, -1)
 }
 
 // TryLock is Lock giving up after wait (0: one attempt) with an error
 // matching relock.ErrNotAcquired.
 func (rl *RedLock) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
+	if rl == nil {
+		return nil, errNil
+	}
 	if err := rl.usable(ctx); err != nil {
 		return nil, err
 	}

@@ -42,6 +42,9 @@ func startEmbedded() (*embedded, error) {
 // deadlines keep real time. It returns ErrNotEmbedded on a server of
 // REDIS_ADDR, and does nothing for d <= 0.
 func (k *Kit) Advance(d time.Duration) error {
+	if k == nil {
+		return errNil
+	}
 	if k.srv == nil {
 		return ErrNotEmbedded
 	}

@@ -55,6 +55,9 @@ const (
 // Waiters are not woken, as by an expiry. ExpireNow returns an error
 // when nothing under name has a lease.
 func (k *Kit) ExpireNow(ctx context.Context, name string) error {
+	if k == nil {
+		return errNil
+	}
 	lock, ids, err := k.expire(ctx, name)
 	if err != nil {
 		return fmt.Errorf("relocktest: ExpireNow(%q): %w", name, err)

@@ -52,6 +52,9 @@ type faults struct {
 // stays down, and 0 to end it. Each call replaces the count left by the
 // one before.
 func (k *Kit) FailRenewals(n int) {
+	if k == nil {
+		return
+	}
 	k.f.mu.Lock()
 	defer k.f.mu.Unlock()
 	k.f.fail = max(n, 0)
@@ -64,6 +67,9 @@ func (k *Kit) FailRenewals(n int) {
 // leaves the locks held; a longer run of stalls loses them. Each call
 // replaces the stalls left by the one before; n 0 ends them.
 func (k *Kit) StallRenewals(n int, d time.Duration) {
+	if k == nil {
+		return
+	}
 	k.f.mu.Lock()
 	defer k.f.mu.Unlock()
 	k.f.stall, k.f.delay = max(n, 0), d
@@ -75,6 +81,9 @@ func (k *Kit) StallRenewals(n int, d time.Duration) {
 // force-unlock notices, nor a semaphore's echo marks). Each call replaces
 // the count left by the one before; 0 ends it.
 func (k *Kit) DropWakeups(n int) {
+	if k == nil {
+		return
+	}
 	k.f.mu.Lock()
 	defer k.f.mu.Unlock()
 	k.f.drop = max(n, 0)
@@ -83,6 +92,9 @@ func (k *Kit) DropWakeups(n int) {
 // Counts reports the faults the Kit has injected so far, so that a test
 // can tell that the fault it armed happened.
 func (k *Kit) Counts() Counts {
+	if k == nil {
+		return Counts{}
+	}
 	k.f.mu.Lock()
 	defer k.f.mu.Unlock()
 	return k.f.done

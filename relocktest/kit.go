@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/internal/core"
 )
 
 // AddrEnv names the environment variable that points the Kit at a Redis
@@ -53,6 +54,9 @@ type Options struct {
 // controls that make its locks fail. Its methods are safe for concurrent
 // use. Make one with New (or Start), one per test: the controls act on
 // everything its Client holds or waits for.
+// A nil *Kit's methods that return an error return one matching
+// relock.ErrInvalidArgument; the others do nothing and return zero
+// values (Client and Redis nil, Name "").
 type Kit struct {
 	opts   relock.Options
 	srv    *embedded // nil on a server of REDIS_ADDR
@@ -70,6 +74,9 @@ type Kit struct {
 	closed bool
 	quiet  atomic.Bool // the test's log is closed to the Kit's clients
 }
+
+// errNil is the error of every operation of a nil *Kit.
+var errNil = core.NilReceiver("relocktest", "Kit")
 
 // peer is a client made by NewClient and its go-redis client.
 type peer struct {
@@ -176,13 +183,21 @@ func (k *Kit) options() *redis.Options {
 }
 
 // Client returns the relock client the controls act on.
-func (k *Kit) Client() *relock.Client { return k.client }
+func (k *Kit) Client() *relock.Client {
+	if k == nil {
+		return nil
+	}
+	return k.client
+}
 
 // NewClient returns another relock client on the Kit's server, with a
 // go-redis client of its own, as if it were another process: no control
 // touches it but ExpireNow, whose notice reaches its holders too. nil
 // opts means the Kit's options. The Kit closes it.
 func (k *Kit) NewClient(opts *relock.Options) (*relock.Client, error) {
+	if k == nil {
+		return nil, errNil
+	}
 	o := k.opts
 	if opts != nil {
 		o = *opts
@@ -211,12 +226,20 @@ func (k *Kit) NewClient(opts *relock.Options) (*relock.Client, error) {
 // Redis returns a go-redis client on the Kit's server for the test's own
 // commands, such as reading what a lock left in Redis. No control
 // touches it. The Kit closes it.
-func (k *Kit) Redis() *redis.Client { return k.direct }
+func (k *Kit) Redis() *redis.Client {
+	if k == nil {
+		return nil
+	}
+	return k.direct
+}
 
 // Name returns a name for a lock (or semaphore, latch, election) that no
 // other Kit uses, ending with label: "relocktest:<kit>:<n>:<label>". On a
 // server of REDIS_ADDR, Close deletes the keys derived from such names.
 func (k *Kit) Name(label string) string {
+	if k == nil {
+		return ""
+	}
 	return k.prefix + strconv.FormatInt(k.names.Add(1), 10) + ":" + label
 }
 
@@ -224,6 +247,9 @@ func (k *Kit) Name(label string) string {
 // what they hold), deletes from a server of REDIS_ADDR the keys of the
 // Kit's names, and stops the embedded server. It is idempotent.
 func (k *Kit) Close() error {
+	if k == nil {
+		return errNil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
 	return k.close(ctx)

@@ -23,7 +23,9 @@ type Options struct {
 // An RWMutex is a distributed read/write lock. It is cheap to create,
 // does no I/O until used, and is safe for concurrent use. Create one with
 // New.
-// A zero value's methods return an error matching relock.ErrInvalidArgument.
+// A zero value's methods return an error matching relock.ErrInvalidArgument,
+// and so do a nil pointer's: its Name is "", its Reader and Writer a Side
+// whose every operation returns that error.
 type RWMutex struct {
 	r, w *Side
 	keys []string // lock hash, channel
@@ -47,20 +49,31 @@ func New(rc *relock.Client, name string, opts *Options) *RWMutex {
 }
 
 // reader and writer are rw's sides; a zero Side, whose every method
-// reports that New did not make it, for an RWMutex New did not make.
+// reports that New did not make it, for an RWMutex New did not make, and
+// nilRWMutex's for a nil rw.
 func (rw *RWMutex) reader() *Side {
-	if rw.r == nil {
+	switch {
+	case rw == nil:
+		return nilRWMutex
+	case rw.r == nil:
 		return new(Side)
 	}
 	return rw.r
 }
 
 func (rw *RWMutex) writer() *Side {
-	if rw.w == nil {
+	switch {
+	case rw == nil:
+		return nilRWMutex
+	case rw.w == nil:
 		return new(Side)
 	}
 	return rw.w
 }
+
+// nilRWMutex is both sides of a nil *RWMutex: every operation returns an
+// error matching relock.ErrInvalidArgument.
+var nilRWMutex = &Side{l: hashlock.Lock{Pkg: "rwlock", Err: core.NilReceiver("rwlock", "RWMutex")}}
 
 // Name returns the lock's name, which is its Redis key.
 func (rw *RWMutex) Name() string { return rw.writer().Name() }
@@ -118,7 +131,8 @@ func (rw *RWMutex) ForceUnlock(ctx context.Context) (bool, error) {
 
 // A Side is the read or the write side of an RWMutex, as a relock.Locker
 // (so a MultiLock can hold a read side) with the state queries of a
-// mutex. A zero value's methods return an error matching
+// mutex. A zero value's methods, and a nil pointer's (whose Name is "",
+// Client nil), return an error matching
 // relock.ErrInvalidArgument.
 type Side struct {
 	l       hashlock.Lock
@@ -150,19 +164,32 @@ func newSide(rc *relock.Client, name string, lease time.Duration, mode string, k
 
 func writerField(owner string) string { return owner + ":write" }
 
+// base is the lock s's methods run on: s's own, or for a nil s one
+// whose every operation returns an error matching
+// relock.ErrInvalidArgument (its Name is empty, its Client nil).
+func (s *Side) base() *hashlock.Lock {
+	if s == nil {
+		return nilSide
+	}
+	return &s.l
+}
+
+// nilSide is the lock of a nil *Side.
+var nilSide = hashlock.Nil("rwlock", "Side")
+
 // Name returns the lock's name.
-func (s *Side) Name() string { return s.l.Name }
+func (s *Side) Name() string { return s.base().Name }
 
 // Client returns the client the lock was built on.
-func (s *Side) Client() *relock.Client { return s.l.Client }
+func (s *Side) Client() *relock.Client { return s.base().Client }
 
 // Lock takes a hold on this side; see RWMutex.RLock and RWMutex.Lock.
-func (s *Side) Lock(ctx context.Context) (context.Context, error) { return s.l.Lock(ctx, -1) }
+func (s *Side) Lock(ctx context.Context) (context.Context, error) { return s.base().Lock(ctx, -1) }
 
 // TryLock is Lock waiting at most wait; 0 means one attempt. It returns
 // an error matching relock.ErrNotAcquired when it gives up.
 func (s *Side) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	return s.l.TryLock(ctx, wait)
+	return s.base().TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of ctx's owner on this side. It runs on ctx's
@@ -170,21 +197,26 @@ func (s *Side) TryLock(ctx context.Context, wait time.Duration) (context.Context
 // is done already: see docs/guarantees.md, "Deadlines, call by call"), and
 // returns an error matching relock.ErrNotHeld, changing nothing, when
 // ctx's owner holds none.
-func (s *Side) Unlock(ctx context.Context) error { return s.l.Unlock(ctx) }
+func (s *Side) Unlock(ctx context.Context) error { return s.base().Unlock(ctx) }
 
 // ForceUnlock deletes the lock if it is in this side's mode, whoever
 // holds it, and wakes every waiter: the read side's never clears a write
 // hold, nor the write side's read holds. It reports whether it deleted
 // the lock. Its holders are told as by RWMutex.ForceUnlock.
-func (s *Side) ForceUnlock(ctx context.Context) (bool, error) { return s.forceUnlock(ctx, s.mode) }
+func (s *Side) ForceUnlock(ctx context.Context) (bool, error) {
+	if s == nil {
+		return false, nilSide.Err
+	}
+	return s.forceUnlock(ctx, s.mode)
+}
 
 func (s *Side) forceUnlock(ctx context.Context, mode string) (bool, error) {
-	end, err := s.l.Begin(ctx)
+	end, err := s.base().Begin(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer end()
-	opctx, cancel := s.l.C.OpContext(ctx)
+	opctx, cancel := s.base().C.OpContext(ctx)
 	defer cancel()
 	reply, err := s.forceScript(opctx, mode)
 	var fields []string
@@ -193,33 +225,33 @@ func (s *Side) forceUnlock(ctx context.Context, mode string) (bool, error) {
 		fields, deleted, err = core.Forced(reply)
 	}
 	if err != nil {
-		return false, fmt.Errorf("rwlock: force unlock %q: %w", s.l.Name, err)
+		return false, fmt.Errorf("rwlock: force unlock %q: %w", s.base().Name, err)
 	}
 	if deleted {
 		// The holders here end at once; other relock clients' are told.
-		s.l.C.ForceUnlocked(ctx, s.l.Name, fields)
+		s.base().C.ForceUnlocked(ctx, s.base().Name, fields)
 	}
 	return deleted, nil
 }
 
 // IsLocked reports whether the lock is held in this side's mode.
 func (s *Side) IsLocked(ctx context.Context) (bool, error) {
-	if err := s.l.Check(ctx); err != nil {
+	if err := s.base().Check(ctx); err != nil {
 		return false, err
 	}
-	mode, _, err := core.OptionalString(s.l.C.Redis.HGet(ctx, s.l.Name, "mode"))
+	mode, _, err := core.OptionalString(s.base().C.Redis.HGet(ctx, s.base().Name, "mode"))
 	if err != nil {
-		return false, fmt.Errorf("rwlock: is locked %q: %w", s.l.Name, err)
+		return false, fmt.Errorf("rwlock: is locked %q: %w", s.base().Name, err)
 	}
 	return mode == s.mode, nil
 }
 
 // IsHeld reports whether ctx's owner holds this side, as Redis sees it.
-func (s *Side) IsHeld(ctx context.Context) (bool, error) { return s.l.IsHeld(ctx) }
+func (s *Side) IsHeld(ctx context.Context) (bool, error) { return s.base().IsHeld(ctx) }
 
 // HoldCount returns how many holds ctx's owner has on this side.
-func (s *Side) HoldCount(ctx context.Context) (int, error) { return s.l.HoldCount(ctx) }
+func (s *Side) HoldCount(ctx context.Context) (int, error) { return s.base().HoldCount(ctx) }
 
 // TTL returns the time left on the lock's lease (the hash's): 0 when the
 // lock is not held, -1 when it is held without expiry.
-func (s *Side) TTL(ctx context.Context) (time.Duration, error) { return s.l.TTL(ctx) }
+func (s *Side) TTL(ctx context.Context) (time.Duration, error) { return s.base().TTL(ctx) }

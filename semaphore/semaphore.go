@@ -31,7 +31,8 @@ type Options struct {
 // does no I/O until used, and is safe for concurrent use; any number of
 // Semaphore values, on any number of clients, may name the same
 // semaphore. The zero Semaphore is not usable: create one with New.
-// A zero value's methods return an error matching relock.ErrInvalidArgument.
+// A zero value's methods return an error matching relock.ErrInvalidArgument,
+// and so do a nil pointer's, whose accessors return zero values (Name "").
 type Semaphore struct {
 	c       *core.Client
 	name    string
@@ -50,6 +51,9 @@ type Semaphore struct {
 	ttl  any   // Options.TTL in ms as a script argument, "0" for none
 	err  error // bad input found by New, returned by every method
 }
+
+// errNil is the error of every operation of a nil *Semaphore.
+var errNil = core.NilReceiver("semaphore", "Semaphore")
 
 // New returns the semaphore named name on rc. Bad input (a nil client, an
 // invalid name, a negative TTL) is not reported here but by every method
@@ -89,7 +93,12 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 }
 
 // Name returns the semaphore's name, which is its Redis key.
-func (s *Semaphore) Name() string { return s.name }
+func (s *Semaphore) Name() string {
+	if s == nil {
+		return ""
+	}
+	return s.name
+}
 
 // Acquire waits until it has taken n permits, all at once, or ctx ends.
 // n must be positive. The permits are the caller's to Release; nothing
@@ -99,6 +108,9 @@ func (s *Semaphore) Name() string { return s.name }
 // relock.ErrNotAcquired and ctx.Err(), and takes nothing. It returns
 // relock.ErrClosed when the client closes.
 func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
+	if s == nil {
+		return errNil
+	}
 	return s.acquire(ctx, "acquire", n, -1)
 }
 
@@ -108,6 +120,9 @@ func (s *Semaphore) Acquire(ctx context.Context, n int64) error {
 // (TrySetPermits), or it was deleted or expired. An acquire on a missing
 // count fails as Redisson's does, and waits as one on a count of 0.
 func (s *Semaphore) TryAcquire(ctx context.Context, n int64, wait time.Duration) error {
+	if s == nil {
+		return errNil
+	}
 	if wait < 0 {
 		return s.invalid("try acquire", fmt.Sprintf("negative wait %v", wait))
 	}
@@ -154,6 +169,9 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 // connection failed), it returns the error, and the permits may or may
 // not have been returned. Sending it again could return them twice.
 func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
+	if s == nil {
+		return errNil
+	}
 	if err := s.permits("release", n); err != nil {
 		return err
 	}
@@ -209,6 +227,9 @@ func (s *Semaphore) giveUp(ctx context.Context, member string) error {
 // reports whether it set the count. n may be zero or negative (releases
 // must then come before any acquire succeeds), as in Redisson.
 func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
+	if s == nil {
+		return false, errNil
+	}
 	if !core.CountOK(n) {
 		return false, s.invalid("try set permits", fmt.Sprintf("%d permits, beyond relock.MaxCount", n))
 	}
@@ -230,6 +251,9 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 // addPermits does, it leaves the key without a TTL. Like Release, it is
 // never retried.
 func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
+	if s == nil {
+		return errNil
+	}
 	if !core.CountOK(delta) {
 		return s.invalid("add permits", fmt.Sprintf("delta %d beyond relock.MaxCount", delta))
 	}
@@ -247,6 +271,9 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 // AvailablePermits returns the permits available now: 0 when the
 // semaphore has no count.
 func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
+	if s == nil {
+		return 0, errNil
+	}
 	if err := s.check(ctx, "available permits"); err != nil {
 		return 0, err
 	}
@@ -263,6 +290,9 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 // and returned as it was, as java.util.concurrent.Semaphore does. It wakes
 // nobody. Like Release, it is never retried.
 func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
+	if s == nil {
+		return 0, errNil
+	}
 	end, err := s.begin(ctx, "drain permits")
 	if err != nil {
 		return 0, err

@@ -30,7 +30,8 @@ type Options struct {
 // to create, does no I/O until used, and is safe for concurrent use; any
 // number of Mutex values may name the same lock. The zero Mutex is not
 // usable: create one with New.
-// A zero value's methods return an error matching relock.ErrInvalidArgument.
+// A zero value's methods return an error matching relock.ErrInvalidArgument,
+// and so do a nil pointer's, whose accessors return zero values (Name "").
 type Mutex struct {
 	l hashlock.Lock
 	// keys are the lock's hash, every script's KEYS, and the record of
@@ -70,11 +71,24 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	return m
 }
 
+// base is the lock m's methods run on: m's own, or for a nil m one
+// whose every operation returns an error matching
+// relock.ErrInvalidArgument (its Name is empty, its Client nil).
+func (m *Mutex) base() *hashlock.Lock {
+	if m == nil {
+		return nilMutex
+	}
+	return &m.l
+}
+
+// nilMutex is the lock of a nil *Mutex.
+var nilMutex = hashlock.Nil("spinlock", "Mutex")
+
 // Name returns the lock's name, which is its Redis key.
-func (m *Mutex) Name() string { return m.l.Name }
+func (m *Mutex) Name() string { return m.base().Name }
 
 // Client returns the client the lock was built on.
-func (m *Mutex) Client() *relock.Client { return m.l.Client }
+func (m *Mutex) Client() *relock.Client { return m.base().Client }
 
 // Lock waits until ctx's owner holds the lock, or ctx ends, trying again
 // after each of the Backoff's sleeps. When ctx carries no owner a fresh
@@ -88,13 +102,13 @@ func (m *Mutex) Client() *relock.Client { return m.l.Client }
 // relock.ErrNotAcquired and ctx.Err(); if the client closes, one matching
 // relock.ErrClosed. A wait leaves nothing in Redis.
 func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
-	return m.l.Lock(ctx, -1)
+	return m.base().Lock(ctx, -1)
 }
 
 // TryLock is Lock waiting at most wait; 0 means one attempt. It returns
 // an error matching relock.ErrNotAcquired when it gives up.
 func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	return m.l.TryLock(ctx, wait)
+	return m.base().TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of ctx's owner; the last hold deletes the
@@ -105,7 +119,7 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 // in the background, and the lease bounds what that cannot do. It returns an error
 // matching relock.ErrNotHeld, and changes nothing, when ctx's owner holds
 // no hold (never locked, already unlocked, or lost).
-func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
+func (m *Mutex) Unlock(ctx context.Context) error { return m.base().Unlock(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it, publishing nothing on
 // the lock's channels (spin waiters poll). It reports whether there was
@@ -113,19 +127,19 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 // are cancelled with cause relock.ErrLockLost within milliseconds (how,
 // and the limits: "Force-unlock notices" in docs/wire-layout.md).
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
-	return m.l.ForceUnlock(ctx, (*ops)(m))
+	return m.base().ForceUnlock(ctx, (*ops)(m))
 }
 
 // IsLocked reports whether anyone holds the lock.
-func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
+func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.base().IsLocked(ctx) }
 
 // IsHeld reports whether ctx's owner holds the lock, as Redis sees it.
-func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.l.IsHeld(ctx) }
+func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.base().IsHeld(ctx) }
 
 // HoldCount returns how many holds ctx's owner has on the lock, as Redis
 // counts them: Lock calls not yet matched by Unlock.
-func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.l.HoldCount(ctx) }
+func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.base().HoldCount(ctx) }
 
 // TTL returns the time left on the lock's lease: 0 when the lock is not
 // held, -1 when it is held without expiry (a foreign writer's doing).
-func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.l.TTL(ctx) }
+func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.base().TTL(ctx) }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/renew"
 )
 
@@ -41,6 +42,7 @@ type Renewal struct {
 
 // A Lease is one lock kept alive by a Watchdog, from Watch until it ends.
 // It must not be copied.
+// A nil *Lease's Stop does nothing.
 type Lease struct {
 	l renew.Lease
 }
@@ -48,13 +50,23 @@ type Lease struct {
 // Stop ends the lease's renewals. Once Stop returns, lost is not called
 // unless the call had already begun (as with time.Timer's Stop). Stop is
 // idempotent, and lost may call it.
-func (l *Lease) Stop() { l.l.Stop() }
+func (l *Lease) Stop() {
+	if l == nil {
+		return
+	}
+	l.l.Stop()
+}
 
 // A Watchdog renews leases in batched rounds. Its goroutine runs from New
 // until Close.
+// A nil *Watchdog's methods return an error matching
+// relock.ErrInvalidArgument.
 type Watchdog struct {
 	w *renew.Watchdog
 }
+
+// errNil is the error of every operation of a nil *Watchdog.
+var errNil = core.NilReceiver("watchdog", "Watchdog")
 
 // New starts a watchdog for leases of timeout, which must be positive:
 // each Renewal must extend its lock to timeout (its Args say so), and
@@ -70,6 +82,9 @@ func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Wa
 // called at most once, from the watchdog's goroutine, when the lease ends
 // other than by Lease.Stop or Close; it must not block.
 func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error)) (*Lease, error) {
+	if w == nil {
+		return nil, errNil
+	}
 	l := new(Lease)
 	// Renewal has renew.Renewal's fields: the conversion copies them.
 	if err := w.w.Start(&l.l, renew.Renewal(r), acquired, lostFunc(lost)); err != nil {
@@ -89,9 +104,19 @@ func (f lostFunc) LeaseLost(reason error) { f(reason) }
 // same fraction of a Renewal.Timeout); d must be in [0, timeout/2). It is
 // relock's Options.LeaseMargin: why, and its limits, in relock's
 // docs/guarantees.md.
-func (w *Watchdog) SetMargin(d time.Duration) error { return w.w.SetMargin(d) }
+func (w *Watchdog) SetMargin(d time.Duration) error {
+	if w == nil {
+		return errNil
+	}
+	return w.w.SetMargin(d)
+}
 
 // Close ends every lease without calling lost and waits for the
 // watchdog's goroutines to return. It is idempotent: only the first call
 // returns the error of closing the watchdog's own client (see New).
-func (w *Watchdog) Close() error { return w.w.Close() }
+func (w *Watchdog) Close() error {
+	if w == nil {
+		return errNil
+	}
+	return w.w.Close()
+}

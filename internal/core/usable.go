@@ -11,7 +11,7 @@ var (
 	// ErrUnmade is the error of every method of a lock or synchronizer
 	// that its package's New did not make (a zero value: it has no
 	// client), and of a nil one a failed call returned (a nil
-	// permits.Permit).
+	// permits.Permit). A nil receiver's errors (NilReceiver) match it.
 	ErrUnmade error = &narrower{"relock: not made by its package's New (a zero value, or the nil result of a failed call)", ErrInvalidArgument}
 
 	// ErrNilContext is the error of every operation given a nil

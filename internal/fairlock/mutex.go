@@ -52,6 +52,11 @@ type ops Mutex
 // defaultWaitArg is DefaultWaitTimeout as a script argument, boxed once.
 var defaultWaitArg any = core.Millis(DefaultWaitTimeout)
 
+// Nil returns the Mutex of a nil *typ of package pkg (hashlock.Nil).
+func Nil(pkg, typ string) *Mutex {
+	return &Mutex{l: hashlock.Lock{Pkg: pkg, Err: core.NilReceiver(pkg, typ)}}
+}
+
 // Init makes m the fair lock named name on rc, with a fixed lease (0:
 // the watchdog renews) and a wait timeout (0: DefaultWaitTimeout). Bad
 // input (a nil client, an invalid name, a negative lease or wait timeout)

@@ -103,6 +103,14 @@ func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Durat
 	}
 }
 
+// Nil returns the Lock of a nil *typ, a lock type of package pkg, which
+// its methods use in place of their own: every operation returns
+// core.NilReceiver's error; Name is empty, Client nil. It does no I/O
+// and is never changed.
+func Nil(pkg, typ string) *Lock {
+	return &Lock{Pkg: pkg, Err: core.NilReceiver(pkg, typ)}
+}
+
 // Listen gives l its lock type's scripts, whose waits listen for
 // wake-ups on the channels ops names. Call it, or Poll, after Init.
 func (l *Lock) Listen(ops Listener) { l.ops, l.channels = ops, ops }
