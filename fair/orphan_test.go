@@ -1,0 +1,119 @@
+package fair_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock"
+	"github.com/relock-go/relock/fair"
+	"github.com/relock-go/relock/inspect"
+	"github.com/relock-go/relock/internal/testing/locktest"
+	"github.com/relock-go/relock/internal/testing/redistest"
+)
+
+// holdChild takes fair lock args[1] on args[0] with a watchdog timeout
+// of args[2] ms, prints its client ID once it holds it, and holds it
+// until killed.
+func holdChild(args []string) int {
+	if len(args) != 3 {
+		fmt.Fprintln(os.Stderr, "bad hold child:", args)
+		return 2
+	}
+	leaseMs, err := strconv.ParseInt(args[2], 10, 64)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	rc, err := relock.New(redis.NewClient(&redis.Options{Addr: args[0]}), &relock.Options{WatchdogTimeout: time.Duration(leaseMs) * time.Millisecond})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	lctx, err := fair.New(rc, args[1], nil).Lock(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child: Lock:", err)
+		return 1
+	}
+	fmt.Println(rc.ID())
+	<-lctx.Done()
+	fmt.Fprintln(os.Stderr, "child: hold ended:", context.Cause(lctx))
+	return 1
+}
+
+// TestOrphanedQueueExpires: a fair lock's holder and its two queued
+// waiters, each a process of its own, are killed with SIGKILL. Nobody
+// acquires again, yet the queue keys go: relock's scripts leave them a
+// TTL of a second past the latest deadline in them, by the server's
+// clock. Until then Doctor reports the orphaned queue with that bound.
+func TestOrphanedQueueExpires(t *testing.T) {
+	redistest.Parallel(t)
+	srv.RequireReal(t)
+	raw := srv.Client(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	queue, timeouts := queueKeys(name)
+	wait, lease := 500*time.Millisecond, time.Second
+	const margin = time.Second
+
+	holder, _ := redistest.StartChild(t, "hold", srv.Addr, name, strconv.FormatInt(lease.Milliseconds(), 10))
+	first, firstID := redistest.StartChild(t, "queue", srv.Addr, name, strconv.FormatInt(wait.Milliseconds(), 10))
+	locktest.WaitQueued(t, raw, name, firstID, 1)
+	second, secondID := redistest.StartChild(t, "queue", srv.Addr, name, strconv.FormatInt(wait.Milliseconds(), 10))
+	locktest.WaitQueued(t, raw, name, secondID, 2)
+	for _, c := range []*exec.Cmd{holder, first, second} {
+		if err := c.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.Wait()
+	}
+
+	// The bound: the latest deadline in the timeout set, plus the margin.
+	last := raw.ZRangeWithScores(bg, timeouts, -1, -1).Val()
+	if len(last) != 1 {
+		t.Fatalf("timeout set %v after the kill, want the waiters' deadlines", raw.ZRangeWithScores(bg, timeouts, 0, -1).Val())
+	}
+	bound := time.UnixMilli(int64(last[0].Score)).Add(margin)
+	now := raw.Time(bg).Val()
+	for _, k := range []string{queue, timeouts} {
+		ttl := raw.PTTL(bg, k).Val()
+		if ttl <= 0 || now.Add(ttl).After(bound.Add(10*time.Millisecond)) {
+			t.Fatalf("%s has PTTL %v at %v, want one that ends by %v (a second past the latest deadline)", k, ttl, now, bound)
+		}
+	}
+
+	// Once the lease of the dead holder ends, what is left is an orphaned
+	// queue; Doctor reports it, with its TTL.
+	redistest.Eventually(t, 2*lease+time.Second, "the dead holder's lease ended", func() bool {
+		return raw.Exists(bg, name).Val() == 0
+	})
+	if raw.Exists(bg, queue, timeouts).Val() == 2 {
+		r, err := inspect.Doctor(bg, raw, &inspect.DoctorOptions{Pattern: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, f := range r.Findings {
+			if f.Problem == inspect.OrphanedQueue && f.Name == name {
+				found = len(f.Owners) == 2 && f.TTL > 0
+			}
+		}
+		if !found {
+			t.Errorf("Doctor after the kill: %+v, want an orphaned-queue of 2 entries with its TTL", r.Findings)
+		}
+	}
+
+	// And the keys are gone at the bound, though nobody acquired again.
+	redistest.Eventually(t, time.Until(bound)+2*time.Second, "the queue keys expired", func() bool {
+		return raw.Exists(bg, queue, timeouts).Val() == 0
+	})
+	if end := raw.Time(bg).Val(); end.Before(bound.Add(-margin)) {
+		t.Fatalf("queue keys gone at %v, before the latest deadline %v: a waiter could have lost its place", end, bound.Add(-margin))
+	}
+}
