@@ -117,3 +117,69 @@ func TestOrphanedQueueExpires(t *testing.T) {
 		t.Fatalf("queue keys gone at %v, before the latest deadline %v: a waiter could have lost its place", end, bound.Add(-margin))
 	}
 }
+
+// TestQueueTTLWithRedisson: Redisson's fair acquire keeps the TTL
+// relock's scripts leave on the queue keys (its RPUSH and ZADD do not
+// clear it), and relock's next write of the queue covers the Redisson
+// waiter's deadline: the keys live until a second past it, and the
+// Redisson waiter is handed its turn as before.
+func TestQueueTTLWithRedisson(t *testing.T) {
+	redistest.Parallel(t)
+	raw := srv.Client(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	queue, timeouts := queueKeys(name)
+	holder := fair.New(newClient(t, nil), name, nil)
+	hctx, err := holder.Lock(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(bg)
+	waiter := fair.New(newClient(t, nil), name, nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := waiter.Lock(wctx)
+		done <- err
+	}()
+	waitQueued(t, raw, queue, 1)
+	if ttl := raw.PTTL(bg, queue).Val(); ttl <= 0 {
+		t.Fatalf("queue PTTL %v after relock's waiter joined, want a TTL", ttl)
+	}
+	redisson := newRedissonWaiter(t, raw, name)
+	if redisson.acquire(t) {
+		t.Fatal("Redisson's acquire took a held lock")
+	}
+	waitQueued(t, raw, queue, 2)
+	for _, k := range []string{queue, timeouts} {
+		if ttl := raw.PTTL(bg, k).Val(); ttl <= 0 {
+			t.Fatalf("%s PTTL %v after Redisson's waiter joined, want relock's TTL kept", k, ttl)
+		}
+	}
+	// The relock waiter gives up: its script moves the Redisson waiter
+	// up and bounds the keys by its deadline.
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the relock waiter took the lock")
+	}
+	waitQueued(t, raw, queue, 1)
+	due := raw.ZScore(bg, timeouts, redisson.field).Val()
+	now := raw.Time(bg).Val()
+	for _, k := range []string{queue, timeouts} {
+		ttl := raw.PTTL(bg, k).Val()
+		want := time.UnixMilli(int64(due)).Add(time.Second).Sub(now)
+		if ttl <= 0 || ttl > want+10*time.Millisecond || ttl < want-time.Second {
+			t.Fatalf("%s PTTL %v once only Redisson's waiter is left, want about %v (a second past its deadline)", k, ttl, want)
+		}
+	}
+	if err := holder.Unlock(hctx); err != nil {
+		t.Fatal(err)
+	}
+	redisson.woken(t)
+	if !redisson.acquire(t) {
+		t.Fatal("Redisson's waiter, woken, did not take the lock")
+	}
+	if n := raw.Exists(bg, queue, timeouts).Val(); n != 0 {
+		t.Fatalf("%d queue keys left once Redisson's waiter took the lock", n)
+	}
+	redisson.unlock(t)
+}
