@@ -93,7 +93,8 @@ type Finding struct {
 	Locks []string `json:"locks,omitempty"`
 	// Age is how long the hold or wait has lasted, when known.
 	Age time.Duration `json:"age_ns,omitempty"`
-	// TTL is the hold's time left, for NotRenewed and ExpiredPermit.
+	// TTL is the hold's time left, for NotRenewed, ExpiredPermit and
+	// GoneHolder; the queue keys' for OrphanedQueue.
 	TTL TTL `json:"ttl_ms,omitempty"`
 	// Detail says what was found in one line.
 	Detail string `json:"detail"`
