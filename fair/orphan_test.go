@@ -183,3 +183,52 @@ func TestQueueTTLWithRedisson(t *testing.T) {
 	}
 	redisson.unlock(t)
 }
+
+// TestForceUnlockOrphanedQueue: ForceUnlock of a free lock whose queue
+// keys are left hands it on as a release would: a gone relock waiter
+// at the head is dropped, and the first one that listens is granted the
+// lock on its client's channel. A queue of gone waiters alone is
+// removed, and nobody is granted anything.
+func TestForceUnlockOrphanedQueue(t *testing.T) {
+	redistest.Parallel(t)
+	raw := srv.Client(t)
+	bg := context.Background()
+	name := redistest.Key(t)
+	queue, timeouts := queueKeys(name)
+	const gone = "00000000-0000-8000-8000-00000000dead:1"
+	const live = "00000000-0000-8000-8000-0000000a11fe:2"
+	sub := raw.Subscribe(bg, "redisson_lock__channel:{"+name+"}:"+live[:36])
+	defer sub.Close()
+	if _, err := sub.Receive(bg); err != nil {
+		t.Fatal(err)
+	}
+	due := float64(time.Now().Add(time.Minute).UnixMilli())
+	raw.RPush(bg, queue, gone, live)
+	raw.ZAdd(bg, timeouts, redis.Z{Score: due, Member: gone}, redis.Z{Score: due, Member: live})
+	m := fair.New(newClient(t, nil), name, nil)
+	if deleted, err := m.ForceUnlock(bg); err != nil || deleted {
+		t.Fatalf("ForceUnlock of a free lock with a queue = %v, %v; want false, nil", deleted, err)
+	}
+	ctx, cancel := context.WithTimeout(bg, 2*time.Second)
+	defer cancel()
+	msg, err := sub.ReceiveMessage(ctx)
+	if err != nil || msg.Payload != "2:30000" {
+		t.Fatalf("the live waiter's channel: %v, %v; want its grant \"2:30000\"", msg, err)
+	}
+	if got := raw.HGetAll(bg, name).Val(); len(got) != 1 || got[live] != "1" {
+		t.Fatalf("lock %v after ForceUnlock, want it granted to the live waiter", got)
+	}
+	if n := raw.Exists(bg, queue, timeouts).Val(); n != 0 {
+		t.Fatalf("%d queue keys left: the gone head not dropped", n)
+	}
+	raw.Del(bg, name)
+
+	raw.RPush(bg, queue, gone)
+	raw.ZAdd(bg, timeouts, redis.Z{Score: due, Member: gone})
+	if deleted, err := m.ForceUnlock(bg); err != nil || deleted {
+		t.Fatalf("ForceUnlock of a queue of gone waiters = %v, %v; want false, nil", deleted, err)
+	}
+	if n := raw.Exists(bg, name, queue, timeouts).Val(); n != 0 {
+		t.Fatalf("%d of the lock and its queue keys after ForceUnlock of gone waiters, want none", n)
+	}
+}
