@@ -15,9 +15,9 @@ type Kind string
 // waits. Redis cannot tell every primitive apart: a spin lock and a
 // non-reentrant lock keep the reentrant lock's hash (and a fair lock too,
 // whose queue keys exist only while someone waits, or until they expire
-// after their waiters are gone), and a semaphore, an
-// expirable semaphore and a latch all keep an integer (KindCount), told
-// apart only while someone holds or waits (Lock.Use).
+// after their waiters are gone), and a semaphore, an expirable semaphore
+// and a latch all keep an integer (KindCount), told apart only while
+// someone holds or waits (Lock.Use).
 const (
 	// KindNone: nothing under the name.
 	KindNone Kind = "none"
