@@ -17,8 +17,12 @@ import (
 )
 
 // runChild is a child process's whole life: print the client ID, then
-// wait in the queue for lock name on addr until killed.
+// wait in the queue for lock name on addr until killed (or, as "hold",
+// hold it: holdChild).
 func runChild(role string, args []string) int {
+	if role == "hold" {
+		return holdChild(args)
+	}
 	if role != "queue" || len(args) != 3 {
 		fmt.Fprintln(os.Stderr, "bad child role:", role, args)
 		return 2

@@ -104,7 +104,11 @@ func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Contex
 func (m *Mutex) Unlock(ctx context.Context) error { return m.base().Unlock(ctx) }
 
 // ForceUnlock deletes the lock whoever holds it and wakes the queue
-// head. It reports whether there was a lock to delete. Its holders' lock
+// head. It reports whether there was a lock to delete. A lock nobody
+// holds whose queue keys are left (its waiters between tries, or gone)
+// is handed on as a release would, to the first waiter that listens,
+// and when nobody is handed it the queue keys are removed: a live
+// waiter behind queues again at its next try; it reports false. Its holders' lock
 // contexts, on any relock client, are cancelled with cause
 // relock.ErrLockLost within milliseconds (how, and the limits:
 // "Force-unlock notices" in docs/wire-layout.md).

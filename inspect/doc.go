@@ -22,9 +22,10 @@
 // never KEYS, on every master of a cluster, a bounded batch per call: it
 // neither blocks Redis nor holds the whole key space in memory. Doctor
 // reads every record so found and reports what is wrong: old holds and
-// waits, leases not renewed, stale fair-queue entries, waiters whose
-// client is gone, expired permits, and waits-for cycles across
-// processes (docs/doctor.md).
+// waits, leases not renewed, stale fair-queue entries, holders and
+// waiters whose client is gone, fair queues left by all of them,
+// expired permits, and waits-for cycles across processes
+// (docs/doctor.md).
 //
 // What it tells, and what not:
 //

@@ -64,7 +64,8 @@ const (
 	// taken with a fixed lease shows so too, as its lease runs down.
 	NotRenewed Problem = "not-renewed"
 	// StaleQueueEntry: a fair-queue entry whose waiter deadline passed;
-	// the next acquire drops it.
+	// the next acquire drops it, and when none comes the queue keys
+	// expire (Lock.QueueTTL).
 	StaleQueueEntry Problem = "stale-queue-entry"
 	// GoneWaiter: a waiter (relock's registry, a fair queue, a semaphore's
 	// registry) whose channel nobody listens on: its client is gone.
@@ -92,7 +93,8 @@ type Finding struct {
 	Locks []string `json:"locks,omitempty"`
 	// Age is how long the hold or wait has lasted, when known.
 	Age time.Duration `json:"age_ns,omitempty"`
-	// TTL is the hold's time left, for NotRenewed and ExpiredPermit.
+	// TTL is the hold's time left, for NotRenewed, ExpiredPermit and
+	// GoneHolder; the queue keys' for OrphanedQueue.
 	TTL TTL `json:"ttl_ms,omitempty"`
 	// Detail says what was found in one line.
 	Detail string `json:"detail"`
@@ -104,9 +106,9 @@ type Report struct {
 	Findings []Finding `json:"findings"`
 	// Records counts the records found, of every kind, as Find finds
 	// them (and relock list lists them: a fenced lock's counter apart
-	// from its lock). Doctor reads the locks, read/write locks and counts
-	// among them, and the names of companion keys left without their
-	// record (a fair queue whose lock is free).
+	// from its lock, a fair lock's queue without its hash as a lock).
+	// Doctor reads the locks, read/write locks and counts among them,
+	// and the names of companion keys left without their record.
 	Records int `json:"records"`
 	// Seen is when each hold now held was first seen: pass it to the
 	// next run as DoctorOptions.Seen.
@@ -115,18 +117,20 @@ type Report struct {
 
 // Doctor scans Redis for what is wrong with the locks and synchronizers
 // whose names match opts.Pattern: old holds and long waits, leases not
-// renewed, stale fair-queue entries, waiters whose client is gone,
-// expired permits, and waits-for cycles across processes (distributed
-// deadlocks). It walks the key space as Find does, on every master of a
+// renewed, stale fair-queue entries, holders and waiters whose client
+// is gone, fair queues left with neither (orphaned), expired permits,
+// and waits-for cycles across processes (distributed deadlocks). It walks the key space as Find does, on every master of a
 // cluster, reads each name found as Read does, and counts the listeners
-// of the waiters' channels. Like Read, it changes nothing and returns by
-// ctx's deadline.
+// of the waiters' and relock holders' channels. Like Read, it changes
+// nothing and returns by ctx's deadline.
 //
 // Each name is a snapshot of its own, read at a different moment than
 // the next: a finding may be over by the time it is printed, and a
 // deadlock across names is reported only when its edges held at each
-// name's reading (check it again before acting). A waiter that is
-// subscribing or reconnecting at that moment counts as gone.
+// name's reading (check it again before acting). A waiter or holder
+// whose client is subscribing or reconnecting at that moment counts as
+// gone, and so does one whose pub/sub connection is down while its
+// commands still get through (docs/doctor.md).
 func Doctor(ctx context.Context, rdb redis.UniversalClient, opts *DoctorOptions) (*Report, error) {
 	if core.IsNil(rdb) {
 		return nil, fmt.Errorf("inspect: nil redis client: %w", relock.ErrInvalidArgument)
@@ -183,6 +187,9 @@ type doctor struct {
 	// waiting are the waiters whose channels' listeners are counted:
 	// channel, then the finding it gives if nobody listens.
 	waiting []pendingWaiter
+	// unheard are the findings of gone owners (gone.go), counted with
+	// them.
+	unheard []unheard
 }
 
 type pendingWaiter struct {
@@ -205,6 +212,7 @@ func (d *doctor) check(l *Lock) {
 	d.checkHolds(l)
 	d.checkWaits(l)
 	d.checkPermits(l)
+	d.checkGone(l)
 }
 
 // renewedAbove is the TTL below which a hold is not being renewed.
@@ -281,7 +289,7 @@ func (d *doctor) checkWaits(l *Lock) {
 		if channel != "" {
 			d.waiting = append(d.waiting, pendingWaiter{channel, Finding{
 				Problem: GoneWaiter, Name: l.Name, Kind: l.Kind, Owners: []string{q.Field},
-				Detail: fmt.Sprintf("%s waits at place %d in the fair queue of %s, but nobody listens on its channel: it is gone, and the queue moves past it only at its deadline", q.Field, q.Position, l.Name)}})
+				Detail: fmt.Sprintf("%s waits at place %d in the fair queue of %s, but nobody listens on its channel: it is gone; %s, and the queue keys %s", q.Field, q.Position, l.Name, dropped(q.Library), queueExpiry(l.QueueTTL))}})
 		}
 	}
 	for _, w := range l.SemaphoreWaiters {
@@ -318,12 +326,18 @@ func (d *doctor) checkPermits(l *Lock) {
 	}
 }
 
-// listeners reports the waiters whose channels nobody listens on.
+// listeners reports the waiters whose channels nobody listens on, and
+// the gone owners (unheard).
 func (d *doctor) listeners(ctx context.Context, rdb redis.UniversalClient) error {
-	channels := make([]string, 0, len(d.waiting))
+	channels := make([]string, 0, len(d.waiting)+len(d.unheard))
 	for _, w := range d.waiting {
 		channels = append(channels, w.channel)
 	}
+	for _, u := range d.unheard {
+		channels = append(channels, u.channels...)
+	}
+	slices.Sort(channels)
+	channels = slices.Compact(channels)
 	counts := map[string]int64{}
 	for batch := range slices.Chunk(channels, 500) {
 		n, err := subscribers(ctx, rdb, batch)
@@ -339,7 +353,20 @@ func (d *doctor) listeners(ctx context.Context, rdb redis.UniversalClient) error
 			d.add(w.finding)
 		}
 	}
+	for _, u := range d.unheard {
+		if !slices.ContainsFunc(u.channels, func(c string) bool { return counts[c] > 0 }) {
+			d.add(u.finding)
+		}
+	}
 	return nil
+}
+
+// dropped says when a fair lock's queue drops a gone waiter of lib.
+func dropped(lib Library) string {
+	if lib == Relock {
+		return "the lock's next hand-over drops it (nobody hears the grant)"
+	}
+	return "an acquire or a hand-over drops it once its deadline passed"
 }
 
 func holderList(l *Lock) string {

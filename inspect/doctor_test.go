@@ -165,6 +165,7 @@ func TestDoctorRedisson(t *testing.T) {
 	}
 	want := []key{
 		{inspect.ExpiredPermit, "exports", expired},
+		{inspect.GoneHolder, "printer", gone},
 		{inspect.GoneWaiter, "orders:9", gone},
 		{inspect.GoneWaiter, "printer", queued},
 		{inspect.NotRenewed, "stale", redisson},
@@ -216,6 +217,9 @@ func TestDoctorHealthy(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Release(bg) })
+	// The holder's client listens on its channel from its first hold
+	// on, subscribing in the background.
+	listening(t, raw, rc.ID())
 	if r := doctor(t, raw, nil); len(r.Findings) != 0 || r.Records != 2 || len(r.Seen) != 2 {
 		t.Fatalf("Doctor = %+v, want no findings in 2 records, 2 holds seen", r)
 	}

@@ -14,17 +14,19 @@ type Kind string
 // lasts: it does not change with the record's state, whoever holds or
 // waits. Redis cannot tell every primitive apart: a spin lock and a
 // non-reentrant lock keep the reentrant lock's hash (and a fair lock too,
-// whose queue keys exist only while someone waits), and a semaphore, an
-// expirable semaphore and a latch all keep an integer (KindCount), told
-// apart only while someone holds or waits (Lock.Use).
+// whose queue keys exist only while someone waits, or until they expire
+// after their waiters are gone), and a semaphore, an expirable semaphore
+// and a latch all keep an integer (KindCount), told apart only while
+// someone holds or waits (Lock.Use).
 const (
 	// KindNone: nothing under the name.
 	KindNone Kind = "none"
 	// KindLock: a hash of owner fields and hold counts, the record of a
 	// reentrant, fenced, fair, spin or non-reentrant lock (Redisson's
 	// RLock, RFencedLock, RFairLock, RSpinLock,
-	// RedissonNonReentrantLock). Lock.Fair tells a fair lock's queue
-	// while it has one.
+	// RedissonNonReentrantLock), or a fair lock's queue keys without
+	// that hash (nobody holds the lock). Lock.Fair tells a fair lock's
+	// queue while it has one.
 	KindLock Kind = "lock"
 	// KindRWLock: a hash with a "mode" field, a read/write lock
 	// (Redisson's RReadWriteLock).
@@ -181,8 +183,10 @@ var keyRules = []struct {
 	{layout.ElectionLog, KindElection, true},
 	{layout.LockToken, KindFencing, false},
 	{fenceLast, KindFence, false},
-	{layout.FairQueue, KindLock, true},
-	{layout.FairTimeouts, KindLock, true},
+	// A fair lock's queue keys are its record too: they may outlive its
+	// hash, and a queue nobody holds the lock of must be listed.
+	{layout.FairQueue, KindLock, false},
+	{layout.FairTimeouts, KindLock, false},
 	{layout.LockWaiters, KindLock, true},
 	{layout.LockGone, KindLock, true},
 	{layout.SemaphoreWaiters, KindCount, true},

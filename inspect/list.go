@@ -56,8 +56,10 @@ func List(ctx context.Context, rdb redis.UniversalClient, pattern string, fn fun
 // lock is a hash of values and their holders; a count is a string
 // holding an integer (a semaphore's, an expirable semaphore's or a
 // latch's: Read tells its use); an election is found by its term
-// counter, a fencing counter and a fence guard's token by their keys.
-// Companion keys (a fair queue and its deadlines, relock's waiter and
+// counter, a fencing counter and a fence guard's token by their keys,
+// and a fair lock by its queue keys as well as its hash (the queue may
+// outlive the hash: nobody holds the lock, and its waiters are between
+// tries or gone). Companion keys (relock's waiter and
 // semaphore records, read-hold keys, Redisson's unlock latches and
 // permits' timeouts) are no records and are skipped, as are other
 // applications' keys, but for their integer strings, which are

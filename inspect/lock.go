@@ -41,8 +41,14 @@ type Lock struct {
 	// Mode is a read/write lock's mode: "read" or "write".
 	Mode string `json:"mode,omitempty"`
 	// Fair reports a fair lock's queue keys: someone waits, or waited,
-	// in arrival order.
+	// in arrival order. They may outlive the lock's hash: a name with
+	// them alone is a KindLock nobody holds.
 	Fair bool `json:"fair"`
+	// QueueTTL is the time left on a fair lock's queue keys (the later
+	// of the two), when Fair: relock's scripts have them expire a
+	// second after the latest deadline in them; NoExpiry for keys only
+	// Redisson wrote since they were made (docs/wire-layout.md).
+	QueueTTL TTL `json:"queue_ttl_ms,omitempty"`
 	// Holders hold the lock: one for a mutex, the readers (and a writer
 	// that took read holds) of a read/write lock. The writer comes first,
 	// then the others by field.

@@ -18,7 +18,7 @@ import (
 // its own lock names.
 var srv *redistest.Server
 
-func TestMain(m *testing.M) { redistest.Main(m, nil, &srv) }
+func TestMain(m *testing.M) { redistest.Main(m, runChild, &srv) }
 
 // newClient returns a relock client on s with its own go-redis client,
 // as if it were a separate process; both close when t ends.

@@ -88,6 +88,10 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 	case l.Kind != KindNone:
 	case l.Election != nil:
 		l.Kind = KindElection
+	case l.Fair:
+		// A fair lock's queue keys with no lock hash: nobody holds it,
+		// and its waiters are between two tries, or gone.
+		l.Kind = KindLock
 	case l.Token != 0:
 		l.Kind = KindFencing
 	case l.Fence != 0:
@@ -154,7 +158,7 @@ type rawLock struct {
 // record (rawLock).
 func decode(name string, reply any) (*Lock, *rawLock, error) {
 	r, ok := reply.([]any)
-	if !ok || len(r) != 9 {
+	if !ok || len(r) != 11 {
 		return nil, nil, errReply
 	}
 	kind, _ := r[0].(string)
@@ -186,6 +190,9 @@ func decode(name string, reply any) (*Lock, *rawLock, error) {
 		l.Token, _ = strconv.ParseInt(token, 10, 64)
 	}
 	l.setQueue(queue, deadlines)
+	if l.Fair {
+		l.QueueTTL = queueTTL(r[9], r[10])
+	}
 	for i := 0; i+1 < len(waiters); i += 2 {
 		field, fenced := strings.CutPrefix(waiters[i], "f:")
 		l.Waiters = append(l.Waiters, Waiter{Ident: ident(field), Fenced: fenced, Since: micros(waiters[i+1])})
@@ -194,6 +201,18 @@ func decode(name string, reply any) (*Lock, *rawLock, error) {
 }
 
 var errReply = errors.New("not the script's shape")
+
+// queueTTL is the time the later of a fair lock's queue keys has left,
+// from their PTTL replies: NoExpiry when either has none, NoKey when
+// neither exists.
+func queueTTL(queue, deadlines any) TTL {
+	q, _ := queue.(int64)
+	d, _ := deadlines.(int64)
+	if q == -1 || d == -1 {
+		return NoExpiry
+	}
+	return ttl(max(q, d))
+}
 
 // setRecord sets the kind of the record at the name (recordRules) and,
 // for a lock, its holders and a read/write lock's mode and read leases.

@@ -46,6 +46,10 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 			return nil, fmt.Errorf("%s: %w", node.Server(), err)
 		}
 		nctxs[i] = nctx
+		// Each master's client hears of a force-unlock from its first
+		// hold on, as a lock's does; that it listens is also what
+		// tells an operator's doctor that its holder lives.
+		node.Listen()
 	}
 
 	var lctx context.Context

@@ -31,7 +31,11 @@ import (
 // foreign is 1 when the caller queued behind a client that is not
 // relock's. A queued waiter listens on "<channel prefix>:<owner field>",
 // where it is told its turn, and tries again then or when ms has passed.
-// Renew extends a fair lock's lease.
+// Renew extends a fair lock's lease. Every fair script that writes the
+// queue and the deadlines leaves both a TTL of one second past the
+// latest deadline, so that they go once every waiter is gone: a waiter
+// that runs its own scripts tries again before its deadline, which
+// keeps its place.
 func FairAcquire() *redis.Script { return lua.FairAcquire() }
 
 // FairUnlock returns the script that releases one hold of a fair lock

@@ -26,7 +26,7 @@ import (
 // lock) and tells its relock holders' clients; an election's leadership
 // through its fair lock's; a group lock's values, named by the
 // operator, through grouplock's (forceGroup); one expirable permit by id
-// (forcePermit).
+// (forcePermit); a fair queue nobody holds the lock of (forceQueue).
 func forceCmd(ctx context.Context, e *env, args []string) error {
 	name := args[0]
 	l, err := e.read(ctx, name)
@@ -42,6 +42,9 @@ func forceCmd(ctx context.Context, e *env, args []string) error {
 	}
 	switch l.Kind {
 	case inspect.KindLock, inspect.KindRWLock:
+		if len(l.Holders) == 0 && l.Fair {
+			return e.forceQueue(ctx, l)
+		}
 	case inspect.KindElection:
 		if l.Election.Leader == nil {
 			return fmt.Errorf("election %q has no leader: nothing changed", name)

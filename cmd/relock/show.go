@@ -228,6 +228,9 @@ func writeLock(w io.Writer, l *inspect.Lock) error {
 	default:
 		fmt.Fprintf(tw, "ttl\t%s\n", l.TTL)
 	}
+	if l.Fair {
+		fmt.Fprintf(tw, "queue ttl\t%s\n", queueKeys(l.QueueTTL))
+	}
 	if l.Kind == inspect.KindCount {
 		fmt.Fprintf(tw, "used as\t%s\n", useMeaning(l.Use))
 	}

@@ -44,16 +44,21 @@ if ttl == -2 then
 		if redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 			-- The waiters ahead were gone and the lock went to the
 			-- caller (its client is told too, and finds no waiter):
-			-- it holds the lock, and is out of the queue.
+			-- it holds the lock, and is out of the queue (hand_over
+			-- bounded what is left of it).
 			return 1
 		end
 		head = redis.call('lindex', KEYS[2], 0)
 		ttl = redis.call('pttl', KEYS[1])
 	end
 	if ttl == -2 and (not head or head == ARGV[2]) then
-		if head then
-			redis.call('lpop', KEYS[2])
-			redis.call('zrem', KEYS[3], head)
+		if now then
+			-- The queue existed: live_head or the take may have written it.
+			if head then
+				redis.call('lpop', KEYS[2])
+				redis.call('zrem', KEYS[3], head)
+			end
+			bound_queue(now)
 		end
 		redis.call('hset', KEYS[1], ARGV[2], 1)
 		redis.call('pexpire', KEYS[1], ARGV[1])
@@ -70,6 +75,8 @@ elseif redis.call('hexists', KEYS[1], ARGV[2]) == 1 then
 	return 1
 end
 
+-- The time was read when the queue existed (live_head).
+local queued = now ~= nil
 now = now or now_ms()
 local wait = tonumber(ARGV[3])
 local foreign = 0
@@ -108,6 +115,10 @@ if ARGV[4] == '1' or ARGV[4] == '2' then
 			redis.call('zadd', KEYS[3], now + math.max(ttl, 0) + places * wait, ARGV[2])
 		end
 	end
+	bound_queue(now)
+elseif queued then
+	-- live_head or hand_over may have written the queue.
+	bound_queue(now)
 end
 
 if ttl ~= -2 then

@@ -11,7 +11,7 @@
 --          passed on
 --
 -- Everyone behind the caller moves up one place, so their deadlines drop
--- by one wait. When the caller was the head of a free lock, or was handed
+-- by one wait, and the queue keys' TTL follows (bound_queue). When the caller was the head of a free lock, or was handed
 -- the lock as it gave up, the lock goes to the next waiter.
 --
 -- Reply: 1 when the caller was queued or handed the lock, 0 when not.
@@ -39,4 +39,5 @@ redis.call('lrem', KEYS[2], 0, ARGV[1])
 if pos == 1 and redis.call('exists', KEYS[1]) == 0 then
 	hand_over(ARGV[3], ARGV[4])
 end
+bound_queue()
 return 1

@@ -39,6 +39,30 @@ local function live_head()
 	return nil, now
 end
 
+-- queue_margin is how long, in ms, the queue keys outlive the latest
+-- deadline in them (bound_queue).
+local queue_margin = 1000
+
+-- bound_queue gives the queue and the timeout set the TTL every fair
+-- script that writes them leaves: until queue_margin after the latest
+-- deadline in the set, by the server's clock (now, when read already).
+-- Past that deadline every entry may be dropped, so keys whose waiters
+-- are all gone go by then even when nobody acquires again. A live relock
+-- waiter pushes its deadline out at every try (fair_acquire.lua), and so
+-- the TTL with it. Redisson's scripts neither clear the TTL (RPUSH, ZADD,
+-- ZINCRBY keep it) nor set one: keys they create anew have none until a
+-- relock script writes them.
+local function bound_queue(now)
+	local last = redis.call('zrange', KEYS[3], -1, -1, 'withscores')
+	local ms = queue_margin
+	if last[2] then
+		now = now or now_ms()
+		ms = math.max(math.floor(tonumber(last[2]) - now), 0) + queue_margin
+	end
+	redis.call('pexpire', KEYS[2], ms)
+	redis.call('pexpire', KEYS[3], ms)
+end
+
 -- hand_over gives the free lock to the first waiter in the queue, if
 -- any. A relock waiter is granted it directly: it leaves the queue, holds
 -- one hold with a lease of lease ms, and its client is told on the
@@ -51,12 +75,16 @@ end
 -- hold twice). The remaining waiters' deadlines are left as they are, so
 -- a grant costs the same however long the queue.
 local function hand_over(publish, lease)
-	local now
+	local now, popped
 	while true do
 		local head = redis.call('lpop', KEYS[2])
 		if not head then
+			if popped then
+				bound_queue(now)
+			end
 			return
 		end
+		popped = true
 		if is_relock(head) then
 			redis.call('zrem', KEYS[3], head)
 			local told = redis.call(publish, KEYS[4] .. ':' .. string.sub(head, 1, 36),
@@ -64,6 +92,7 @@ local function hand_over(publish, lease)
 			if told > 0 then
 				redis.call('hset', KEYS[1], head, 1)
 				redis.call('pexpire', KEYS[1], lease)
+				bound_queue(now)
 				return
 			end
 		else
@@ -72,6 +101,7 @@ local function hand_over(publish, lease)
 			if deadline and deadline > now then
 				redis.call('lpush', KEYS[2], head)
 				redis.call(publish, KEYS[4] .. ':' .. head, '0')
+				bound_queue(now)
 				return
 			end
 			redis.call('zrem', KEYS[3], head)

@@ -14,11 +14,12 @@
 -- ARGV[1]  the most read holds of one reader whose keys are read
 --
 -- Reply: {type, pttl, fields, leases, queue, deadlines, waiters, token,
--- time}: the TYPE and PTTL of KEYS[1]; its HGETALL when it is a hash,
+-- time, queue pttl, deadlines pttl}: the TYPE and PTTL of KEYS[1]; its HGETALL when it is a hash,
 -- else {}; for a hash with a "mode" field (a read/write lock), a flat
 -- list of reader field and the PTTLs of its read holds' keys (holds 1 to
 -- min(count, ARGV[1])), else {}; LRANGE of KEYS[2]; ZRANGE WITHSCORES of
--- KEYS[3] and of KEYS[4]; GET of KEYS[5] (nil when absent); TIME.
+-- KEYS[3] and of KEYS[4]; GET of KEYS[5] (nil when absent); TIME; the
+-- PTTLs of KEYS[2] and KEYS[3].
 local kind = redis.call('type', KEYS[1])['ok']
 local fields, leases = {}, {}
 if kind == 'hash' then
@@ -52,4 +53,6 @@ return {
 	redis.call('zrange', KEYS[4], 0, -1, 'withscores'),
 	token,
 	redis.call('time'),
+	redis.call('pttl', KEYS[2]),
+	redis.call('pttl', KEYS[3]),
 }

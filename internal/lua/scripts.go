@@ -141,7 +141,7 @@ func FairGiveUp() *redis.Script { return fairGiveUp }
 
 // FairForceUnlock returns the script that deletes a fair lock whoever
 // holds it, hands it to the head of its queue, and replies with its
-// holders.
+// holders; a free lock's queue keys it hands on, or removes.
 func FairForceUnlock() *redis.Script { return fairForceUnlock }
 
 // RWReadAcquire returns the script that takes or re-enters the read side
