@@ -14,16 +14,16 @@
 --          a late attempt would set, so that one running after the entry
 --          is gone holds the lock no longer than that lease
 --
--- Each entry lasts its own bound and no longer: a write first removes
--- up to sweep entries whose time has passed (the earliest first), then
--- records the field (a lower number than the one recorded changes only
--- the entry's time, which only grows) and gives both keys the time of
--- the entry that lasts longest, never of one already past. A write adds
--- at most one entry and removes up to sweep past ones, so past entries
--- go faster than they come while give-ups go on, and the record holds
--- about the fields given up within their bound; once give-ups stop,
--- both keys expire with their last entry. Times are the server's clock
--- (TIME), whatever the clients' clocks say.
+-- Each entry lasts its own bound, and goes soon after: a write first
+-- removes up to sweep entries whose time has passed (the earliest
+-- first), then records the field (a lower number than the one recorded
+-- changes only the entry's time, which only grows) and gives both keys
+-- the time of the entry that lasts longest, never of one already past.
+-- A write adds at most one entry and removes up to sweep past ones, so
+-- past entries go faster than they come while give-ups go on, and the
+-- record holds about the fields given up within their bound; once
+-- give-ups stop, both keys expire with their last entry. Times are the
+-- server's clock (TIME), whatever the clients' clocks say.
 --
 -- Reply: 1.
 local sweep = 8
