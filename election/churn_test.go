@@ -31,7 +31,7 @@ func TestLate(t *testing.T) {
 		// The term counter is never deleted, and the change log keeps
 		// the last leaders.
 		Left: func(key string) bool {
-			for _, p := range []string{"relock_lock_gone:", "relock_election_term:", "relock_election_log:"} {
+			for _, p := range []string{"relock_lock_gone:", "relock_lock_gone_due:", "relock_election_term:", "relock_election_log:"} {
 				if strings.HasPrefix(key, p) {
 					return true
 				}

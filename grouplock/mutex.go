@@ -86,7 +86,7 @@ func New(rc *relock.Client, group string, values []string, opts *Options) *Mutex
 	}
 	// Attempts are given up on the group, whose slot the record must
 	// share, not on the set's name.
-	m.l.Gone = layout.LockGone(group)
+	m.l.Gone, m.l.GoneDue = layout.LockGone(group), layout.LockGoneDue(group)
 	m.keys = [3]string{group, layout.GroupLockChannel(group), m.l.Gone}
 	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
 	m.fields = make([]any, len(fields))

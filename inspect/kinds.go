@@ -189,6 +189,7 @@ var keyRules = []struct {
 	{layout.FairTimeouts, KindLock, false},
 	{layout.LockWaiters, KindLock, true},
 	{layout.LockGone, KindLock, true},
+	{layout.LockGoneDue, KindLock, true},
 	{layout.SemaphoreWaiters, KindCount, true},
 	{layout.SemaphoreGrants, KindCount, true},
 	{layout.SemaphoreAttempts, KindCount, true},

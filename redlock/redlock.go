@@ -55,8 +55,10 @@ type RedLock struct {
 	name string
 	keys []string // the lock hash, its channel and relock's waiter registry on every master
 	// acquireKeys are the acquire's KEYS: the lock hash, the registry
-	// and relock's record of given-up attempts (layout.LockGone).
+	// and relock's record of given-up attempts (layout.LockGone); goneDue
+	// is the record's index of when entries may go (layout.LockGoneDue).
 	acquireKeys []string
+	goneDue     string
 	nodes       []*core.Client
 	quorum      int
 	lease       time.Duration // fixed lease, or the shortest watchdog timeout
@@ -97,7 +99,8 @@ var _ relock.Locker = (*RedLock)(nil)
 func New(clients []*relock.Client, name string, opts *Options) *RedLock {
 	rl := &RedLock{name: name, holds: make(map[int64]*hold), keys: []string{
 		name, layout.LockChannel(name), layout.LockWaiters(name),
-	}, acquireKeys: []string{name, layout.LockWaiters(name), layout.LockGone(name)}}
+	}, acquireKeys: []string{name, layout.LockWaiters(name), layout.LockGone(name)},
+		goneDue: layout.LockGoneDue(name)}
 	if opts != nil {
 		rl.opts = *opts
 	}
@@ -492,7 +495,7 @@ func (rl *RedLock) buryUnanswered(ctx context.Context, owner int64, a *attempt) 
 // bury records owner's attempts on node's master up to number as given
 // up, for a lease.
 func (rl *RedLock) bury(ctx context.Context, node *core.Client, owner, number int64) error {
-	return node.Bury(ctx, rl.acquireKeys[2], node.Field(owner), number, time.Duration(rl.leaseOf(node))*time.Millisecond)
+	return node.Bury(ctx, rl.acquireKeys[2], rl.goneDue, node.Field(owner), number, time.Duration(rl.leaseOf(node))*time.Millisecond)
 }
 
 // maxTryTimeout bounds each try of a release sent again in the

@@ -35,7 +35,7 @@ func TestChurn(t *testing.T) {
 		Redis:       func(t testing.TB) redis.UniversalClient { return srv.LockClient(t) },
 		Raw:         raw,
 		New:         func(rc *relock.Client) relock.Locker { return permit{semaphore.New(rc, name, nil)} },
-		Left:        func(key string) bool { return key == name || strings.HasPrefix(key, "relock_lock_gone:") },
+		Left:        func(key string) bool { return key == name || strings.HasPrefix(key, "relock_lock_gone") },
 		KeepClients: true,
 		Seed:        uint64(time.Now().UnixNano()),
 	}

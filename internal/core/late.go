@@ -19,7 +19,10 @@ import (
 // (Bury, layout.LockGone); an acquire script finds a late attempt there
 // (relock_prelude.lua's late) and changes nothing. The undo that follows
 // the record removes what an attempt that ran before it left. Either
-// order therefore leaves nothing. docs/guarantees.md states the bound.
+// order therefore leaves nothing. Each entry of the record lasts the
+// lease a late attempt would set and no longer (bury.lua, with its index
+// layout.LockGoneDue), so the record holds about the give-ups of one
+// lease, however long they go on. docs/guarantees.md states the bound.
 
 //go:embed bury.lua
 var burySrc string
@@ -34,10 +37,12 @@ func (c *Client) NextAttempt() int64 { return c.attempts.Add(1) }
 
 // Bury records in gone, relock's record of given-up attempts of a lock,
 // that field's attempts numbered up to last were given up, for ttl:
-// at least the lease a late attempt would set. Send the undo of those
-// attempts only once Bury returned nil: an attempt that runs before the
-// record then is undone, and one that runs after it is late.
-func (c *Client) Bury(ctx context.Context, gone, field string, last int64, ttl time.Duration) error {
-	_, err := Eval(ctx, c.Redis, bury, []string{gone}, field, last, max(Millis(ttl), 1))
+// at least the lease a late attempt would set. due is the record's index
+// of when its entries may go (layout.LockGoneDue of the same name). Send
+// the undo of those attempts only once Bury returned nil: an attempt that
+// runs before the record then is undone, and one that runs after it is
+// late.
+func (c *Client) Bury(ctx context.Context, gone, due, field string, last int64, ttl time.Duration) error {
+	_, err := Eval(ctx, c.Redis, bury, []string{gone, due}, field, last, max(Millis(ttl), 1))
 	return err
 }

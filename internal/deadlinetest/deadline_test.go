@@ -234,11 +234,11 @@ func lockKeys(t *testing.T, rdbs []*redis.Client, keep map[string]bool) []string
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.HasPrefix(k, "relock_lock_gone:") {
-				// A record of given-up attempts, which a cut-off call
-				// writes once the server answers: no hold, and it lasts
-				// the lock's wait timeout (5 minutes for a fair lock),
-				// not its lease. It must expire (-2: gone already).
+			if strings.HasPrefix(k, "relock_lock_gone:") || strings.HasPrefix(k, "relock_lock_gone_due:") {
+				// A record of given-up attempts and its index, which a
+				// cut-off call writes once the server answers: no hold,
+				// and it lasts the lease. It must expire (-2: gone
+				// already).
 				if ttl == -1 {
 					t.Errorf("%s has no expiry", k)
 				}

@@ -113,9 +113,12 @@ func (m *Mutex) init(pkg string, rc *relock.Client, name string, lease, waitTime
 	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
 	m.acquireCall.Bind(lua.FairAcquire(), m.keys[:], keyArgs)
 	m.unlockCall.Bind(lua.FairUnlock(), m.keys[:4], keyArgs[:4])
-	// A late attempt may queue the owner: its record lasts as long as a
-	// silent waiter stays queued.
-	m.l.GoneFor = waitTimeout
+	// A late attempt may queue the owner, but its record of given-up
+	// attempts lasts a lease all the same, not the wait timeout: an
+	// attempt that runs after that costs what a late take costs. Its
+	// queue entry waits its turn like any waiter's, and at its turn
+	// hand_over (fair_prelude.lua) drops it when its client is gone, or
+	// grants it for one lease that nobody renews, as its call is gone.
 	m.l.MaxSleep = waitTimeout / 2
 	m.l.Listen((*ops)(m))
 	m.l.Grants = true

@@ -310,8 +310,8 @@ func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field, attempt i
 }
 
 // bury records f's attempts numbered up to last as given up, in the
-// lock's Gone, for GoneFor (or the lease).
+// lock's Gone, for the lease a late attempt would set.
 func (l *Lock) bury(ctx context.Context, f Field, last int64) error {
-	d := max(l.GoneFor, time.Duration(l.LeaseMillis())*time.Millisecond)
-	return l.C.Bury(ctx, l.Gone, f.Name, last, d)
+	d := time.Duration(l.LeaseMillis()) * time.Millisecond
+	return l.C.Bury(ctx, l.Gone, l.GoneDue, f.Name, last, d)
 }

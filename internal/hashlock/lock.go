@@ -46,13 +46,11 @@ type Lock struct {
 	Err      error // bad input found by Init, returned by every method
 
 	// Gone is relock's record of the lock's given-up attempts
-	// (layout.LockGone): the acquire scripts' last KEY.
-	Gone string
-	// GoneFor is how long a record of given-up attempts lasts at
-	// least: longer than the lease a late attempt would set
-	// (LeaseMillis, the default) for a lock whose waiters stay queued
-	// longer than that (a fair lock's wait timeout).
-	GoneFor time.Duration
+	// (layout.LockGone): the acquire scripts' last KEY. GoneDue is its
+	// index of when entries may go (layout.LockGoneDue), which only Bury
+	// reads. Each entry lasts the lease a late attempt would set
+	// (LeaseMillis).
+	Gone, GoneDue string
 
 	// renewed is the lease the watchdog renews when Lease is 0, if the
 	// lock has one of its own (SetRenewed); 0 for the client's
@@ -83,7 +81,8 @@ type Lock struct {
 // not returned.
 func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Duration) {
 	*l = Lock{C: core.Of(rc), Client: rc, Name: name, Pkg: pkg, Kind: pkg, Op: observe.OpLock, TryOp: observe.OpTryLock,
-		Lease: lease, renewKeys: [1]string{name}, Gone: layout.LockGone(name)}
+		Lease: lease, renewKeys: [1]string{name},
+		Gone: layout.LockGone(name), GoneDue: layout.LockGoneDue(name)}
 	switch {
 	case l.C == nil:
 		l.Err = fmt.Errorf("%s: nil client: %w", pkg, relock.ErrInvalidArgument)

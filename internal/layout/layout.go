@@ -85,6 +85,12 @@ func LockWaiters(name string) string { return prefix("relock_lock_waiters", name
 // reads it.
 func LockGone(name string) string { return prefix("relock_lock_gone", name) }
 
+// LockGoneDue is relock's index of when the entries of LockGone(name) may
+// go, "relock_lock_gone_due:{<name>}": a ZSET of owner fields scored with
+// the epoch ms until which each field's entry lasts
+// (internal/core/bury.lua). Redisson never reads it.
+func LockGoneDue(name string) string { return prefix("relock_lock_gone_due", name) }
+
 // PermitsGone is relock's record of the permit ids whose acquires its
 // clients undid on the expirable permits named name,
 // "relock_permits_gone:{<name>}": a ZSET of ids scored with the epoch ms
@@ -218,13 +224,13 @@ func ClientChannel(clientID string) string { return prefix("relock_client", clie
 
 // LockCompanion reports whether key is one that a lock derives from its
 // name and that is never a lock's own record: a key with the prefix of
-// FairQueue, FairTimeouts, LockWaiters, LockGone or LockToken, or of Redisson's
-// unlock latches ("redisson_unlock_latch:", RedissonBaseLock's), or a read
-// hold's key (ReadTimeoutPrefix).
+// FairQueue, FairTimeouts, LockWaiters, LockGone, LockGoneDue or
+// LockToken, or of Redisson's unlock latches ("redisson_unlock_latch:",
+// RedissonBaseLock's), or a read hold's key (ReadTimeoutPrefix).
 func LockCompanion(key string) bool {
 	for _, p := range []string{
 		"redisson_lock_queue:", "redisson_lock_timeout:", "relock_lock_waiters:", "relock_lock_gone:",
-		"redisson_lock_token:", "redisson_unlock_latch:",
+		"relock_lock_gone_due:", "redisson_lock_token:", "redisson_unlock_latch:",
 	} {
 		if strings.HasPrefix(key, p) {
 			return true

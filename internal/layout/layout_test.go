@@ -22,6 +22,8 @@ func TestNames(t *testing.T) {
 		{func(n string) string { return layout.LockClientChannel(n, id) }, "redisson_lock__channel:{orders:42}:" + id, "redisson_lock__channel:{user1}:cart:" + id},
 		{func(n string) string { return layout.FairWaiterChannel(n, field) }, "redisson_lock__channel:{orders:42}:" + field, "redisson_lock__channel:{user1}:cart:" + field},
 		{layout.LockWaiters, "relock_lock_waiters:{orders:42}", "relock_lock_waiters:{user1}:cart"},
+		{layout.LockGone, "relock_lock_gone:{orders:42}", "relock_lock_gone:{user1}:cart"},
+		{layout.LockGoneDue, "relock_lock_gone_due:{orders:42}", "relock_lock_gone_due:{user1}:cart"},
 		{layout.LockToken, "redisson_lock_token:{orders:42}", "redisson_lock_token:{user1}:cart"},
 		{layout.FairQueue, "redisson_lock_queue:{orders:42}", "redisson_lock_queue:{user1}:cart"},
 		{layout.FairTimeouts, "redisson_lock_timeout:{orders:42}", "redisson_lock_timeout:{user1}:cart"},
@@ -61,6 +63,8 @@ func TestLockCompanion(t *testing.T) {
 		"redisson_lock_queue:{orders:42}":        true,
 		"redisson_lock_timeout:{orders:42}":      true,
 		"relock_lock_waiters:{orders:42}":        true,
+		"relock_lock_gone:{orders:42}":           true,
+		"relock_lock_gone_due:{orders:42}":       true,
 		"redisson_lock_token:{orders:42}":        true,
 		"redisson_unlock_latch:{orders:42}:abc":  true,
 		"{orders:42}:id:1:rwlock_timeout:1":      true,
@@ -103,7 +107,8 @@ func FuzzNames(f *testing.F) {
 		want := slot(name)
 		derived := []string{
 			layout.LockChannel(name), layout.LockClientChannel(name, "id"), layout.FairWaiterChannel(name, "id:1"),
-			layout.LockWaiters(name), layout.LockToken(name), layout.FairQueue(name), layout.FairTimeouts(name),
+			layout.LockWaiters(name), layout.LockGone(name), layout.LockGoneDue(name), layout.LockToken(name),
+			layout.FairQueue(name), layout.FairTimeouts(name),
 			layout.RWLockChannel(name), layout.ReadTimeoutsPrefix(name), layout.ReadTimeoutPrefix(name, "id:1") + ":1",
 			layout.SemaphoreChannel(name), layout.SemaphoreWaiters(name), layout.SemaphoreWatcher(name),
 			layout.SemaphoreGrants(name), layout.SemaphoreAttempts(name), layout.SemaphoreClientChannel(name, "id"), layout.PermitTimeouts(name),

@@ -88,7 +88,8 @@
 -- anything the client sent since on another one. A semaphore's permits
 -- have no owner, so each acquire of relock's carries a number (ARGV),
 -- and one that takes permits records "t:<number>:<member>" here, scored
--- by the server's time in microseconds ("h:..." when it took the permits
+-- with the server's time in microseconds until which the record lasts,
+-- attempts_keep from its write ("h:..." when it took the permits
 -- a walk had handed it, a grant); its client removes the record with its
 -- next acquire or release on the semaphore (the acknowledgement ARGV,
 -- which names both "t:..."), or the record goes after attempts_keep. A
@@ -338,12 +339,17 @@ local function acknowledge(list)
 end
 
 -- note_attempt records entry, "t:..." or "g:..." (see "The attempts"),
--- first dropping the records older than attempts_keep.
+-- for attempts_keep, first dropping the records whose time has passed.
+-- Each record is scored with the server's time until which it lasts, and
+-- the key lasts as long as the record that lasts longest, so that a
+-- client with a shorter lease neither drops nor cuts short the records
+-- of one with a longer lease.
 local function note_attempt(entry)
 	local now = now_us()
-	redis.call('zremrangebyscore', attempts, '-inf', '(' .. (now - attempts_keep))
-	redis.call('zadd', attempts, now, entry)
-	redis.call('pexpire', attempts, attempts_keep / 1000)
+	redis.call('zremrangebyscore', attempts, '-inf', '(' .. string.format('%.0f', now))
+	redis.call('zadd', attempts, now + attempts_keep, entry)
+	local last = tonumber(redis.call('zrange', attempts, -1, -1, 'WITHSCORES')[2])
+	redis.call('pexpire', attempts, math.ceil((last - now) / 1000))
 end
 
 -- take_grant removes member m's grant record, and reports whether it was

@@ -44,7 +44,8 @@ type Churn struct {
 	Shared bool
 	// Left reports whether key may outlive the churn (relock's record of
 	// given-up attempts, with a TTL, or a counter that is never
-	// deleted); nil allows keys of relock_lock_gone only.
+	// deleted); nil allows that record's keys only (relock_lock_gone and
+	// relock_lock_gone_due).
 	Left func(key string) bool
 	// KeepClients leaves every client open until the end: for a
 	// primitive whose holds a Close does not give back (a semaphore's
@@ -235,7 +236,9 @@ func (c *Churn) Leftovers(t testing.TB) []string {
 	}
 	left := c.Left
 	if left == nil {
-		left = func(key string) bool { return strings.HasPrefix(key, "relock_lock_gone:") }
+		left = func(key string) bool {
+			return strings.HasPrefix(key, "relock_lock_gone:") || strings.HasPrefix(key, "relock_lock_gone_due:")
+		}
 	}
 	var out []string
 	for _, key := range keys {

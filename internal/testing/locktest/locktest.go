@@ -161,6 +161,7 @@ var shared = []test{
 	{"LateAttempts", lateAttempts, false},
 	{"Churn", churn, false},
 	{"ChurnCatchesLeak", churnCatchesLeak, false},
+	{"GoneBounded", goneBounded, true},
 	{"Explore", explore, false},
 	{"WakeUpNotPolling", wakeUpNotPolling, false},
 	{"OneSubscriptionConnection", oneSubscriptionConnection, false},
