@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -56,20 +55,9 @@ func TestShardedUnsubscribesForgotten(t *testing.T) {
 	churn(1000, 1000+names)
 	// The last acknowledgements may still be on their way to the hub:
 	// the servers have forgotten the channels when they send them.
-	const limit = names * 100 / 4
-	var grown int64
-	deadline := time.Now().Add(wait)
-	for grown = heapSince(before); grown >= limit; grown = heapSince(before) {
-		if time.Now().After(deadline) {
-			t.Fatalf("heap %+d B after %d more names (%d B a name), want under %d B", grown, names, grown/names, limit)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	grown := redistest.HeapBack(t, before, names*100/4, names, wait)
 	t.Logf("heap %+d B after %d more names", grown, names)
 	if waiters, channels := h.Stats(); waiters != 0 || channels != 0 {
 		t.Fatalf("Stats() = %d waiters, %d channels after every subscription closed", waiters, channels)
 	}
 }
-
-// heapSince returns how far the heap has grown since before, a Heap.
-func heapSince(before uint64) int64 { return int64(redistest.Heap()) - int64(before) }
