@@ -39,8 +39,9 @@ var (
 	ErrLeaked = core.ErrLeaked
 
 	// ErrUnlocked is the cause (context.Cause) of a lock context
-	// cancelled by the Unlock that released the owner's last hold, so
-	// that a holder can tell its own Unlock from a parent's cancellation
+	// cancelled by the Unlock that released the owner's last hold, or,
+	// for a re-entry's context, by that re-entry's Unlock, so that a
+	// holder can tell its own Unlock from a parent's cancellation
 	// (context.Canceled) or a lost lock (ErrLockLost).
 	ErrUnlocked = core.ErrUnlocked
 

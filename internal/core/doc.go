@@ -46,6 +46,8 @@
 //  5. syncs.mu, a leaf;
 //  6. a Pipe's batcher.mu (pipe.go), a leaf: released before a call is
 //     sent and before a batch's goroutine starts (background.mu).
+//  7. lifecycle.hooksMu, a leaf, which a lock package may take under its
+//     own locks (AtClose).
 //
 // The chains 3 and 4 never nest in each other: nothing takes a lock of
 // one while it holds a lock of the other.

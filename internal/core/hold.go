@@ -74,8 +74,8 @@ func (t *holdTable) takeLeaked() map[HoldKey]*hold {
 }
 
 // A hold is the local record of a lock held by one owner: how many Lock
-// calls it has not yet unlocked, the contexts those calls returned, and
-// what keeps it alive.
+// calls it has not yet unlocked, the contexts of those calls, and what
+// keeps it alive.
 type hold struct {
 	// Set when the hold is made, read-only after.
 	c     *Client
@@ -85,9 +85,17 @@ type hold struct {
 	since time.Time // when the first hold was granted
 
 	// Guarded by holdTable.mu while the hold is in the table.
-	count    int
-	token    int64
-	ends     Ends
+	count int
+	token int64
+	// first cancels the context the hold's first Lock returned, which
+	// lives as long as the hold: a re-entry given it (or a context
+	// derived from it) has its context as a child of it. reentries are
+	// the later Lock calls not yet unlocked, in call order, one fewer
+	// than count: each Unlock that leaves holds ends one (unlockedLocked),
+	// so what a re-entry keeps goes with its Unlock, not the last one.
+	first     context.CancelCauseFunc
+	reentries []reentry
+
 	lease    *renew.Lease // watchdog mode: &watch once started
 	watch    renew.Lease  // the lease, in the hold's own allocation
 	expiry   *time.Timer  // fixed-lease mode: forgets the hold at its end
@@ -174,7 +182,7 @@ func (h *hold) end(cause error) {
 	if h.expiry != nil {
 		h.expiry.Stop()
 	}
-	h.ends.Cancel(cause)
+	cancelHold(h.first, h.reentries, cause)
 	h.untrack()
 	h.c.holdEnded(h, cause)
 }
@@ -256,11 +264,64 @@ func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Con
 			h.lease = &h.watch
 		}
 	}
-	h.ends.Add(cancel)
 	if fresh {
+		h.first = cancel
 		c.holds.m[key] = h
+	} else {
+		h.reentries = append(h.reentries, reentry{lctx, cancel})
 	}
 	return c.handLocked(tracked, h, lctx), nil
+}
+
+// A reentry is a Lock call of a hold after its first: the context it
+// returned (the handle's inner context, for a tracked owner, which the
+// hold may keep: leak.go), and its cancel func.
+type reentry struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// unlockedLocked ends one re-entry of h, whose holds an Unlock given ctx
+// took one off: the one whose context ctx is, or the handle of, or else
+// the latest, for ctx is then the first Lock's, one derived from a lock
+// context, or another owner's context the caller made. Its context is
+// cancelled with cause ErrUnlocked, which leaves it in no parent's
+// children; the first Lock's lives on with the hold. holdTable.mu is
+// held; cancelling takes no lock of core's.
+func (h *hold) unlockedLocked(ctx context.Context) {
+	n := len(h.reentries)
+	if n == 0 {
+		return
+	}
+	if hd, ok := ctx.(*handle); ok {
+		ctx = hd.Context
+	}
+	i := n - 1
+	for j, r := range h.reentries {
+		if r.ctx == ctx {
+			i = j
+			break
+		}
+	}
+	r := h.reentries[i]
+	copy(h.reentries[i:], h.reentries[i+1:])
+	h.reentries[n-1] = reentry{}
+	h.reentries = h.reentries[:n-1]
+	r.cancel(ErrUnlocked)
+}
+
+// cancelHold cancels the contexts of a hold's Lock calls with cause (nil:
+// the owner's last Unlock, ErrUnlocked).
+func cancelHold(first context.CancelCauseFunc, reentries []reentry, cause error) {
+	if cause == nil {
+		cause = ErrUnlocked
+	}
+	if first != nil {
+		first(cause)
+	}
+	for _, r := range reentries {
+		r.cancel(cause)
+	}
 }
 
 // LeaseLost ends a hold whose lease the watchdog reports lost. The
@@ -365,9 +426,18 @@ func (c holdCtx) Deadline() (time.Time, bool) {
 }
 
 // Released records an unlock whose script reported remaining = true
-// (holds remain) or false (the lock is released).
+// (holds remain) or false (the lock is released). An unlock that leaves
+// local holds ends the latest re-entry's context (ReleasedBy).
 func (c *Client) Released(key HoldKey, remaining bool) {
-	h := c.holds.drop(key, remaining)
+	c.ReleasedBy(context.Background(), key, remaining)
+}
+
+// ReleasedBy is Released for an Unlock given ctx: when local holds
+// remain, the Lock call whose context ctx is ends, its context cancelled
+// with cause ErrUnlocked, or the latest re-entry when ctx is none of the
+// hold's re-entries (unlockedLocked).
+func (c *Client) ReleasedBy(ctx context.Context, key HoldKey, remaining bool) {
+	h := c.holds.drop(ctx, key, remaining)
 	switch {
 	case h == nil:
 	case remaining:
@@ -390,16 +460,17 @@ func (c *Client) Released(key HoldKey, remaining bool) {
 // owner let go): the lock, if it is still held, is left to expire with
 // its lease rather than renewed for an owner that has let go of it.
 func (c *Client) UnlockFailed(key HoldKey, err error) {
-	if h := c.holds.drop(key, true); h != nil {
+	if h := c.holds.drop(context.Background(), key, true); h != nil {
 		h.end(fmt.Errorf("%w, but Redis did not confirm it (%v): the lock is released in the background once Redis answers, or when its lease runs out", ErrUnlocked, err))
 	}
 }
 
-// drop takes one hold off key's record when keep is set and it has more
-// than one; otherwise it takes the record out of the table and returns
-// it, for the caller to end. It returns nil when key has no record or
-// keeps one.
-func (t *holdTable) drop(key HoldKey, keep bool) *hold {
+// drop takes one hold off key's record, for an Unlock given ctx, when
+// keep is set and it has more than one, ending that hold's re-entry
+// (unlockedLocked); otherwise it takes the record out of the table and
+// returns it, for the caller to end. It returns nil when key has no
+// record or keeps one.
+func (t *holdTable) drop(ctx context.Context, key HoldKey, keep bool) *hold {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.m[key]
@@ -408,6 +479,7 @@ func (t *holdTable) drop(key HoldKey, keep bool) *hold {
 	}
 	if keep && h.count > 1 {
 		h.count--
+		h.unlockedLocked(ctx)
 		return nil
 	}
 	delete(t.m, key)

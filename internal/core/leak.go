@@ -47,16 +47,20 @@ type tracker struct {
 
 	// mu guards the fields below, and each tracked hold's owner and
 	// stack. It is taken under holdTable.mu (handLocked) or alone.
-	mu       sync.Mutex
-	done     bool // every hold ended, or every handle went: no more tracking
-	handles  int  // handles not yet collected
-	holds    []*hold
-	cleanups []runtime.Cleanup // one a handle, stopped when the holds end
-	// firstHold and firstCleanup back holds and cleanups up to their
-	// first element: most owners hold one lock through one handle, and
-	// then track it without allocating a slice.
-	firstHold    [1]*hold
-	firstCleanup [1]runtime.Cleanup
+	//
+	// Nothing here grows with a hold's re-entries: a handle is counted,
+	// and its cleanup, kept by the runtime, not here, runs when a
+	// collection finds it unreachable, after the owner's holds ended
+	// too (done: it then does nothing). A handle whose Lock was
+	// unlocked still counts until it is collected: whoever holds it can
+	// still unlock the owner's other holds with it.
+	mu      sync.Mutex
+	done    bool // every hold ended, or every handle went: no more tracking
+	handles int  // handles not yet collected
+	holds   []*hold
+	// firstHold backs holds up to its first element: most owners hold
+	// one lock, and then track it without allocating a slice.
+	firstHold [1]*hold
 }
 
 // A handle is the context a tracked hold returns: the hold's inner
@@ -121,15 +125,13 @@ func (c *Client) handLocked(o *owner, h *hold, lctx context.Context) context.Con
 	}
 	hd := &handle{lctx}
 	t.handles++
-	if t.cleanups == nil {
-		t.cleanups = t.firstCleanup[:0]
-	}
-	t.cleanups = append(t.cleanups, runtime.AddCleanup(hd, handleGone, o))
+	runtime.AddCleanup(hd, handleGone, o)
 	return hd
 }
 
 // untrack drops h from its owner's holds; after the last, the owner's
-// handles need no cleanup. It is called as h ends, with no lock held.
+// handles' cleanups do nothing. It is called as h ends, with no lock
+// held.
 func (h *hold) untrack() {
 	if h.owner == nil {
 		return
@@ -144,10 +146,6 @@ func (h *hold) untrack() {
 		return
 	}
 	t.done = true
-	for _, cl := range t.cleanups {
-		cl.Stop()
-	}
-	t.cleanups = nil
 }
 
 // handleGone is the cleanup of a handle of o's: after the last one, the
@@ -162,7 +160,7 @@ func handleGone(o *owner) {
 	}
 	t.done = true
 	holds := t.holds
-	t.holds, t.cleanups = nil, nil
+	t.holds = nil
 	t.mu.Unlock()
 	for _, h := range holds {
 		h.c.leaked(h)

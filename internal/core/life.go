@@ -28,6 +28,13 @@ type lifecycle struct {
 	closeScripts, closeCalls func() error
 	closeOnce                sync.Once // guards closeErr
 	closeErr                 error
+
+	// hooksMu guards hooks and hooked, a leaf lock (package doc, "Lock
+	// order"). hooks are what AtClose registered, at most one a key;
+	// hooked: Shutdown took them, and AtClose registers nothing more.
+	hooksMu sync.Mutex
+	hooks   map[any]func()
+	hooked  bool
 }
 
 // init sets l up in place (end is bound to l.ops), for NewClient.
@@ -113,7 +120,45 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	}
 	err = errors.Join(err, c.release(ctx, holds))
 	c.settle(ctx)
+	c.runHooks()
 	return errors.Join(err, c.closeOwned())
+}
+
+// AtClose registers f to run once Shutdown has released the holds and
+// settled the work in the background: a lock package that keeps state
+// for each client outside it (the semaphore's acknowledgements) forgets
+// the client there. A key registers one f: later calls with the same key
+// add nothing until the hooks run. AtClose reports false, registering
+// nothing, once Shutdown has taken the hooks; the caller then keeps
+// nothing for the client, which holds no more state of its own either.
+// It may be called with the caller's locks held: f runs later, on
+// Shutdown's goroutine, with no lock of core's held.
+func (c *Client) AtClose(key any, f func()) bool {
+	l := &c.life
+	l.hooksMu.Lock()
+	defer l.hooksMu.Unlock()
+	if l.hooked {
+		return false
+	}
+	if _, ok := l.hooks[key]; !ok {
+		if l.hooks == nil {
+			l.hooks = make(map[any]func())
+		}
+		l.hooks[key] = f
+	}
+	return true
+}
+
+// runHooks runs, once, what AtClose registered.
+func (c *Client) runHooks() {
+	l := &c.life
+	l.hooksMu.Lock()
+	hooks := l.hooks
+	l.hooks, l.hooked = nil, true
+	l.hooksMu.Unlock()
+	for _, f := range hooks {
+		f()
+	}
 }
 
 // settle stops Background and Detach and waits for the work they started

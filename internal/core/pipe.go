@@ -45,7 +45,9 @@ type Pipe struct {
 	one batcher               // rdb's, but on a cluster
 	// nodes holds the batchers of a cluster's masters, by address, and
 	// synced those of acquires that wait for replicas, by master
-	// address ("" for a single server).
+	// address ("" for a single server). A new address drops those of
+	// masters no longer in the layout (masters.go): each holds at most
+	// one batcher a master of the layout, plus the newest.
 	nodes, synced sync.Map
 }
 
@@ -62,6 +64,10 @@ type batcher struct {
 	// connection a batch ends with one WAIT (or WAITAOF) that counts the
 	// replicas that have every acquire before it. Set once.
 	rdb redis.Cmdable
+	// key is the key of the call that made the batcher, by which a
+	// cluster's layout tells whether its master still serves it
+	// (masters.go). Set once.
+	key string
 
 	mu    sync.Mutex // guards queue and busy
 	queue []*job
@@ -111,7 +117,7 @@ func (p *Pipe) process(ctx context.Context, cmd *redis.Cmd, key string) (master 
 			return "", nil
 		}
 		master = node.Options().Addr
-		b = p.batcher(&p.nodes, master, p.rdb)
+		b = p.batcher(ctx, &p.nodes, master, key, p.rdb)
 	}
 	_, gaveUp = p.do(ctx, b, func() { _ = p.rdb.Process(ctx, cmd) }, func() *job { return &job{cmd: cmd} })
 	return master, gaveUp
@@ -125,7 +131,7 @@ func (p *Pipe) evalWait(ctx context.Context, rdb redis.Cmdable, addr string, k *
 	direct := func() {
 		reply, acked, err = evalWait(ctx, rdb, k.Script, k.Keys, args, w.replicas, w.aof, w.timeoutMs)
 	}
-	j, gaveUp := p.do(ctx, p.batcher(&p.synced, addr, rdb), direct, func() *job {
+	j, gaveUp := p.do(ctx, p.batcher(ctx, &p.synced, addr, k.Keys[0], rdb), direct, func() *job {
 		return &job{cmd: k.command(ctx, args), sync: w}
 	})
 	switch {
@@ -207,12 +213,16 @@ func NotSent(err error) bool {
 }
 
 // batcher returns the batcher in m of the master at addr, made with
-// rdb if it is new.
-func (p *Pipe) batcher(m *sync.Map, addr string, rdb redis.Cmdable) *batcher {
+// rdb for key's call if it is new; a new one on a cluster drops those of
+// masters no longer in the layout (masters.go).
+func (p *Pipe) batcher(ctx context.Context, m *sync.Map, addr, key string, rdb redis.Cmdable) *batcher {
 	if b, ok := m.Load(addr); ok {
 		return b.(*batcher)
 	}
-	b, _ := m.LoadOrStore(addr, &batcher{rdb: rdb})
+	b, loaded := m.LoadOrStore(addr, &batcher{rdb: rdb, key: key})
+	if !loaded && p.cc != nil {
+		pruneBatchers(ctx, p.cc, m, addr)
+	}
 	return b.(*batcher)
 }
 

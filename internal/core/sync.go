@@ -37,10 +37,13 @@ type replicaView struct {
 	replicas int       // connected_slaves
 	aof      bool      // aof_enabled, on a server that has WAITAOF (7.2+)
 	read     time.Time // when the report was read
+	key      string    // the key of the acquire that had it read (masters.go)
 }
 
 // syncs holds the masters' reports, by address ("" for a client of one
-// server, whose address may change with a failover).
+// server, whose address may change with a failover). A new address drops
+// the reports of masters no longer in the layout (masters.go): views
+// holds at most one report a master of the layout, plus the newest.
 type syncs struct {
 	mu    sync.Mutex // guards views
 	views map[string]replicaView
@@ -73,7 +76,7 @@ func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, 
 	}
 	want, aof := c.cfg.SyncReplicas, false
 	if want == SyncAuto {
-		v, err := c.view(ctx, rdb, addr)
+		v, err := c.view(ctx, rdb, addr, k.Keys[0])
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +125,7 @@ func (c *Client) Syncs(ctx context.Context, key string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	v, err := c.view(ctx, rdb, addr)
+	v, err := c.view(ctx, rdb, addr, key)
 	return v.replicas > 0 || v.aof, err
 }
 
@@ -148,9 +151,9 @@ func (c *Client) master(ctx context.Context, key string) (redis.Cmdable, string,
 	return node, node.Options().Addr, nil
 }
 
-// view returns the report of the master at addr, read through rdb when
-// it has none younger than ReplicaRefresh.
-func (c *Client) view(ctx context.Context, rdb redis.Cmdable, addr string) (replicaView, error) {
+// view returns the report of the master at addr, read through rdb for
+// an acquire of key when it has none younger than ReplicaRefresh.
+func (c *Client) view(ctx context.Context, rdb redis.Cmdable, addr, key string) (replicaView, error) {
 	c.syncs.mu.Lock()
 	v, ok := c.syncs.views[addr]
 	c.syncs.mu.Unlock()
@@ -167,7 +170,13 @@ func (c *Client) view(ctx context.Context, rdb redis.Cmdable, addr string) (repl
 	case err != nil:
 		return v, Ended(ctx, nil, err)
 	}
+	v.key = key
 	c.syncs.mu.Lock()
+	if _, ok := c.syncs.views[addr]; !ok {
+		if cc, isCluster := c.Scripts.(*redis.ClusterClient); isCluster {
+			c.syncs.pruneViewsLocked(ctx, cc, addr)
+		}
+	}
 	c.syncs.views[addr] = v
 	c.syncs.mu.Unlock()
 	return v, nil

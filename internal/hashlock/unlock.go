@@ -85,7 +85,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	if !ok {
 		return l.errorf("unlock", fmt.Errorf("unexpected reply %v", reply))
 	}
-	l.C.Released(key, n == 0)
+	l.C.ReleasedBy(ctx, key, n == 0)
 	return nil
 }
 

@@ -30,8 +30,15 @@ type Hub struct {
 	// command and no listener: link.writer sends subscription changes
 	// after releasing it, and deliver calls listeners after route has
 	// released it.
-	mu       sync.Mutex
-	links    map[string]*link    // by node address; "" in global mode
+	mu sync.Mutex
+	// links are the subscription connections by node address ("" in
+	// global mode). A sharded link is added for a master a channel's
+	// slot names and leaves when its connection breaks while no channel
+	// is subscribed on it (rehome): a master removed from the cluster
+	// stops answering and its link goes. One that stays up without the
+	// slots (a failed-over master back as a replica) keeps its idle link
+	// until its connection breaks or the hub closes.
+	links    map[string]*link
 	channels map[string]*channel // subscribed channels, with waiters or idle
 	pings    map[string]pending  // confirmation ping payload -> subscription awaiting it
 	nextPing uint64

@@ -35,6 +35,9 @@ type link struct {
 	own  *redis.Client // a sharded link's own client for node (see ownClient)
 	// unsubs counts, per channel, this hub's SUNSUBSCRIBEs on ps not yet
 	// acknowledged, to tell them from those the server sends by itself.
+	// The writer adds a channel as it sends one; the channel's entry goes
+	// at its last acknowledgement (route) or when ps is replaced
+	// (reopen), so it holds only channels with an unsubscribe in flight.
 	// Guarded by Hub.mu.
 	unsubs map[string]int
 

@@ -36,8 +36,12 @@ func (h *Hub) route(l *link, msg any) (dropped []string, listeners []func(string
 		if m.Kind != "sunsubscribe" {
 			return nil, nil
 		}
-		if l.unsubs[m.Channel] > 0 {
-			l.unsubs[m.Channel]--
+		if n := l.unsubs[m.Channel]; n > 0 {
+			if n == 1 {
+				delete(l.unsubs, m.Channel)
+			} else {
+				l.unsubs[m.Channel] = n - 1
+			}
 			return nil, nil
 		}
 		if ch := h.channels[m.Channel]; ch != nil && ch.link == l {
