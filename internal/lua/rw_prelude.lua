@@ -27,18 +27,23 @@ end
 -- small). Its work is bounded by the fields it draws and, for each
 -- reader among them, that reader's hold count (the timeout keys it
 -- checks). "mode" and a writer's "<owner field>:write" are never
--- readers. Without prefix (a caller that does not pass it), it does
--- nothing.
+-- readers. A hash left with its "mode" alone holds nothing, and goes.
+-- Without prefix (a caller that does not pass it), it does nothing.
 local function drop_dead(key, prefix)
 	if not prefix then
 		return
 	end
+	local dropped = false
 	for _, f in ipairs(redis.call('hrandfield', key, dead_sample)) do
 		if f ~= 'mode' and string.sub(f, -6) ~= ':write' then
 			local n = tonumber(redis.call('hget', key, f))
 			if n and reader_dead(prefix, f, n) then
 				redis.call('hdel', key, f)
+				dropped = true
 			end
 		end
+	end
+	if dropped and redis.call('hlen', key) == 1 then
+		redis.call('del', key)
 	end
 end

@@ -12,7 +12,8 @@
 -- a reader that died stops holding the lock when its own leases end.
 --
 -- A caller whose own timeout keys are all gone holds nothing any more:
--- its leases ran out before this renewal; its field goes.
+-- its leases ran out before this renewal; its field goes, and the hash
+-- too when its "mode" is all that is left.
 --
 -- Reply: 1 when the caller holds read holds (renewed), 0 when it holds
 -- none.
@@ -23,6 +24,9 @@ if not n then
 end
 if KEYS[3] and reader_dead(KEYS[3], ARGV[2], n) then
 	redis.call('hdel', KEYS[1], ARGV[2])
+	if redis.call('hlen', KEYS[1]) == 1 then
+		redis.call('del', KEYS[1])
+	end
 	return 0
 end
 redis.call('pexpire', KEYS[1], math.max(redis.call('pttl', KEYS[1]), tonumber(ARGV[1])))
