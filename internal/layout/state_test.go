@@ -26,6 +26,7 @@ var patterns = map[string]string{
 	"FairWaiterChannel":       layout.FairWaiterChannel(aName, aField),
 	"LockWaiters":             layout.LockWaiters(aName),
 	"LockGone":                layout.LockGone(aName),
+	"LockGoneDue":             layout.LockGoneDue(aName),
 	"PermitsGone":             layout.PermitsGone(aName),
 	"LockToken":               layout.LockToken(aName),
 	"FairQueue":               layout.FairQueue(aName),
