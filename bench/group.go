@@ -151,7 +151,7 @@ func (e *env) groupCell(id string, w int) (groupRow, error) {
 	row.PerSec = round1(float64(row.Acquires) / elapsed.Seconds())
 	row.Violations = int(violations.Load())
 	if n := float64(row.Acquires); n > 0 {
-		row.CmdsPerAcq = round2(float64(d.sent(relockInner("info"))) / n)
+		row.CmdsPerAcq = round2(float64(d.sent(relockInner("info", "hrandfield"))) / n)
 		row.AllCmdsPerAcq = round2(float64(d.all()) / n)
 		row.RedisCPUPerAcq = round1(d.cpuUs / n)
 	}

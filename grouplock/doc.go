@@ -47,8 +47,13 @@
 // its holds. "<value>" is the value's field, Codec.Field: the HighwayHash
 // of the value as the Redisson client's codec encodes it, in base64. A
 // value is held while its expire_time is ahead of the Redis server's
-// clock; the hash's TTL, at least the longest lease in it, only bounds
-// the record. A release that frees a value publishes "1" on
+// clock; the hash's TTL, at least the longest live lease in it, only
+// bounds the record: only a hold taken or extended pushes it out. Every
+// acquire, renewal and unlock first sweeps 16 of the hash's fields,
+// drawn at random (HRANDFIELD; all of a smaller hash): a value whose
+// holder's lease ran out (a fixed lease never unlocked, a holder that
+// died) loses its three fields, so they do not pile up next to values
+// held for long. An unlock after its lease removes its own fields. A release that frees a value publishes "1" on
 // "redisson_lock__channel:{<group>}", which wakes every waiter on the
 // group, relock's and Redisson's (Redisson's own release publishes "0",
 // which wakes one waiter of each client).

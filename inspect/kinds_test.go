@@ -3,6 +3,7 @@ package inspect_test
 import (
 	"cmp"
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -162,8 +163,14 @@ func TestDoctorCountsRecords(t *testing.T) {
 	if len(got) != 7 { // orders:1 twice (lock, fencing), hits, invoices:7, seats, nightly and its lock
 		t.Fatalf("Find = %v, want 7 records", got)
 	}
-	if r := doctor(t, raw, nil); r.Records != len(got) {
+	r := doctor(t, raw, nil)
+	if r.Records != len(got) {
 		t.Fatalf("Doctor counted %d records, Find found %d: %v", r.Records, len(got), got)
+	}
+	// Kept for good: the fencing counter, the fence token and the term.
+	wantKept := map[inspect.Kind]int{inspect.KindFencing: 1, inspect.KindFence: 1, inspect.KindElection: 1}
+	if !maps.Equal(r.Kept, wantKept) {
+		t.Fatalf("Doctor's Kept = %v, want %v", r.Kept, wantKept)
 	}
 	if r := doctor(t, raw, &inspect.DoctorOptions{Pattern: "orders:*"}); r.Records != 2 {
 		t.Fatalf("Doctor of orders:* counted %d records, want the lock and its fencing counter", r.Records)

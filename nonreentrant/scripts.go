@@ -3,7 +3,6 @@ package nonreentrant
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -42,7 +41,7 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode,
 	}
 	ttl, _ := r[0].(int64)
 	foreign, _ := r[1].(int64)
-	return hashlock.Result{Sleep: time.Duration(ttl) * time.Millisecond, Foreign: foreign == 1}, nil
+	return hashlock.Result{Sleep: hashlock.Registered(ttl), Foreign: foreign == 1}, nil
 }
 
 // Channel is where a relock client's waiters on the lock are woken one

@@ -3,7 +3,6 @@ package reentrant
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -51,7 +50,7 @@ func taken(reply any, i int) (hashlock.Result, error) {
 	}
 	ttl, _ := r[i].(int64)
 	foreign, _ := r[i+1].(int64)
-	return hashlock.Result{Sleep: time.Duration(ttl) * time.Millisecond, Foreign: foreign == 1}, nil
+	return hashlock.Result{Sleep: hashlock.Registered(ttl), Foreign: foreign == 1}, nil
 }
 
 // Channel is where a relock client's waiters on the lock are woken one

@@ -27,7 +27,9 @@
 // write holds. Every read hold also has a key of its own,
 // "{<name>}:<client id>:<owner>:rwlock_timeout:<i>", with its own lease,
 // so a reader that dies stops counting when its own leases end, whatever
-// the other readers do. Releases are announced on
+// the other readers do, and its field, every key of it gone, is dropped
+// by the next read acquire, renewal or unlock that draws it (8 fields
+// drawn a call). Releases are announced on
 // "redisson_rwlock:{<name>}": "0" when the last reader leaves (one
 // waiter per client retries), "1" when a writer leaves (every waiter
 // retries, so waiting readers all get in together).

@@ -36,7 +36,7 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode, at
 	var reply any
 	var err error
 	if s.readers {
-		reply, err = c.EvalAcquire(ctx, core.OneReply, lua.RWReadAcquire(), []string{s.l.Name, s.timeoutPrefix(field), s.l.Gone},
+		reply, err = c.EvalAcquire(ctx, core.OneReply, lua.RWReadAcquire(), []string{s.l.Name, s.timeoutPrefix(field), s.l.Gone, s.tagged},
 			lease, f.Arg, writerField(field), attempt)
 	} else {
 		reply, err = c.EvalAcquire(ctx, core.OneReply, lua.RWWriteAcquire(), s.writeKeys[:],
@@ -78,7 +78,7 @@ func (o *ops) Renewal(f hashlock.Field) renew.Renewal {
 	}
 	return renew.Renewal{
 		Script: lua.RWReadRenew(),
-		Keys:   []string{s.l.Name, s.timeoutPrefix(f.Name)},
+		Keys:   []string{s.l.Name, s.timeoutPrefix(f.Name), s.tagged},
 		Args:   []any{core.Millis(s.l.C.WatchdogTimeout), f.Arg},
 	}
 }

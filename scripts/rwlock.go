@@ -20,6 +20,11 @@ import (
 //
 //	KEYS[1]  the lock's name
 //	KEYS[2]  the caller's timeout prefix
+//	KEYS[3]  optional: relock's record of given-up attempts,
+//	         "relock_lock_gone:{<name>}", with ARGV[4] the attempt's number
+//	KEYS[4]  optional, with KEYS[3]: every reader's timeout prefix's
+//	         start, "{<name>}", to drop the fields of readers whose
+//	         timeout keys are all gone (readers that died)
 //	ARGV[1]  lease
 //	ARGV[2]  the caller's reader field, its owner field
 //	ARGV[3]  the caller's writer field: a writer may also take read holds
@@ -75,6 +80,9 @@ func RWWriteUnlock() *redis.Script { return lua.RWWriteUnlock() }
 //
 //	KEYS[1]  the lock's name
 //	KEYS[2]  the caller's timeout prefix
+//	KEYS[3]  optional: every reader's timeout prefix's start, "{<name>}",
+//	         to drop the fields of readers whose timeout keys are all
+//	         gone, the caller's own among them
 //	ARGV[1]  lease
 //	ARGV[2]  the caller's reader field
 //

@@ -48,8 +48,10 @@ func doctorCmd(ctx context.Context, e *env, _ []string) error {
 
 func writeReport(w io.Writer, r *inspect.Report) error {
 	if len(r.Findings) == 0 {
-		_, err := fmt.Fprintf(w, "no problems found in %s\n", count(r.Records, "record"))
-		return err
+		if _, err := fmt.Fprintf(w, "no problems found in %s\n", count(r.Records, "record")); err != nil {
+			return err
+		}
+		return writeKept(w, r.Kept)
 	}
 	tw := table(w)
 	fmt.Fprintln(tw, "PROBLEM\tNAME\tKIND\tDETAIL")
@@ -59,8 +61,10 @@ func writeReport(w io.Writer, r *inspect.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%s in %s\n", count(len(r.Findings), "problem"), count(r.Records, "record"))
-	return err
+	if _, err := fmt.Fprintf(w, "%s in %s\n", count(len(r.Findings), "problem"), count(r.Records, "record")); err != nil {
+		return err
+	}
+	return writeKept(w, r.Kept)
 }
 
 // count is n things, thing in the singular: "1 problem", "3 problems".

@@ -38,6 +38,22 @@ type Result struct {
 	Late bool
 }
 
+// NoTTLSleep bounds a registered waiter's sleep on a lock whose record
+// has no TTL (written so by another program): relock's registry of the
+// lock's waiters (waiters_prelude.lua) then lives 5 s past its latest
+// registration, and each attempt registers the waiter again.
+const NoTTLSleep = 2 * time.Second
+
+// Registered is the Sleep of a registered waiter that found the lock
+// taken with ttl ms left: the lock's TTL, or NoTTLSleep when it has
+// none.
+func Registered(ttl int64) time.Duration {
+	if ttl < 0 {
+		return NoTTLSleep
+	}
+	return time.Duration(ttl) * time.Millisecond
+}
+
 // LateReply is what every acquire script replies to a late attempt.
 const LateReply = int64(0)
 

@@ -3,8 +3,10 @@
 // a client's id: Redisson's, which relock shares so that its clients and
 // Redisson's exclude and wake each other, and relock's own, which
 // Redisson ignores. It is the one place these names are spelled; the
-// scripts (package lua) get them as KEYS, and docs/wire-layout.md
-// describes them. Each function says which Redisson class it mirrors, or
+// scripts (package lua) get them as KEYS, docs/wire-layout.md
+// describes them, and docs/state.md gives each its row: how long it
+// lives and what bounds it (state_test.go checks that every name here
+// has one). Each function says which Redisson class it mirrors, or
 // that the name is relock's own.
 //
 // The hash-tag rule, Redisson's prefixName and suffixName: a derived name

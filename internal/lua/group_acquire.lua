@@ -10,8 +10,8 @@
 -- ARGV[3...]  the values' fields, each once; with KEYS[2], ARGV[3] is the
 --             attempt's number (acquire.lua) and the fields follow it
 --
--- A value is taken when another owner holds it and that holder's
--- expire_time is ahead of now. A holder whose lease ran out is replaced,
+-- The hash is swept first (group_prelude.lua). A value is taken when
+-- another owner holds it and that holder's expire_time is ahead of now. A holder whose lease ran out is replaced,
 -- and its records for the value dropped; so is the caller's own record of
 -- a hold that ran out, which starts its count again.
 --
@@ -29,6 +29,7 @@ if KEYS[2] then
 	first = 4
 end
 local now = now_ms()
+sweep(key, now)
 local wait = 0
 for i = first, #ARGV do
 	local holder = redis.call('hget', key, ARGV[i])

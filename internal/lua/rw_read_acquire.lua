@@ -8,6 +8,9 @@
 --          {<name>}:<client id>:<owner>:rwlock_timeout; read hold i has the
 --          string key "<prefix>:<i>" = 1 with its own lease
 -- KEYS[3]  optional: relock's record of given-up attempts (acquire.lua)
+-- KEYS[4]  optional, with KEYS[3]: every reader's timeout key prefix,
+--          "{<name>}": the fields of dead readers are dropped first
+--          (rw_prelude.lua's drop_dead)
 -- ARGV[1]  lease in milliseconds
 -- ARGV[2]  the caller's reader field
 -- ARGV[3]  the caller's writer field: a writer may take read holds
@@ -20,6 +23,7 @@
 if late(KEYS[3], ARGV[2], ARGV[4]) then
 	return 0
 end
+drop_dead(KEYS[1], KEYS[4])
 local mode = redis.call('hget', KEYS[1], 'mode')
 if not mode then
 	redis.call('hset', KEYS[1], 'mode', 'read', ARGV[2], 1)

@@ -10,7 +10,8 @@
 --
 -- The caller's top hold and its timeout key go. If other holds remain,
 -- the hash lives on for the longest remaining read hold's lease (a
--- reader that died stops counting once its own holds' leases end), or
+-- reader that died stops counting once its own holds' leases end, and
+-- its field, every timeout key of it gone, is dropped on the way), or
 -- as it is while a writer holds it; otherwise it is deleted and "0" is
 -- published.
 --
@@ -33,8 +34,14 @@ if redis.call('hlen', KEYS[1]) > 1 then
 	for _, f in ipairs(redis.call('hkeys', KEYS[1])) do
 		local n = tonumber(redis.call('hget', KEYS[1], f))
 		if n then
+			local alive = false
 			for i = n, 1, -1 do
-				longest = math.max(longest, redis.call('pttl', KEYS[4] .. ':' .. f .. ':rwlock_timeout:' .. i))
+				local ttl = redis.call('pttl', KEYS[4] .. ':' .. f .. ':rwlock_timeout:' .. i)
+				longest = math.max(longest, ttl)
+				alive = alive or ttl ~= -2
+			end
+			if not alive and string.sub(f, -6) ~= ':write' then
+				redis.call('hdel', KEYS[1], f)
 			end
 		end
 	end

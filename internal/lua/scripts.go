@@ -36,6 +36,8 @@ var (
 	//go:embed fair_force_unlock.lua
 	fairForceUnlockSrc string
 
+	//go:embed rw_prelude.lua
+	rwPrelude string
 	//go:embed rw_read_acquire.lua
 	rwReadAcquireSrc string
 	//go:embed rw_write_acquire.lua
@@ -84,11 +86,11 @@ func fair(src string) *redis.Script {
 // Read/write lock (Redisson RReadWriteLock) operations. The write side is
 // renewed with Renew, like a reentrant lock.
 var (
-	rwReadAcquire  = redis.NewScript(link(rwReadAcquireSrc, relockPrelude))
+	rwReadAcquire  = redis.NewScript(link(rwReadAcquireSrc, relockPrelude, rwPrelude))
 	rwWriteAcquire = redis.NewScript(link(rwWriteAcquireSrc, relockPrelude))
 	rwReadUnlock   = redis.NewScript(rwReadUnlockSrc)
 	rwWriteUnlock  = redis.NewScript(rwWriteUnlockSrc)
-	rwReadRenew    = redis.NewScript(rwReadRenewSrc)
+	rwReadRenew    = redis.NewScript(link(rwReadRenewSrc, rwPrelude))
 	rwForceUnlock  = redis.NewScript(rwForceUnlockSrc)
 )
 

@@ -58,17 +58,20 @@ end
 -- registered registers a waiter (member m) on lock, whose PTTL is ttl,
 -- and reports whether the lock's holder is a relock client: a Redisson
 -- holder's release is heard only on the lock's channel. The registry
--- outlives the lock's lease by a grace period, so an entry lasts until
--- its waiter retries when the lease may have run out. (A new waiter sets
--- it from the lock's TTL now, which no earlier waiter saw later unless
--- the lock was taken since with a shorter fixed lease.)
+-- outlives the lock's lease by a grace period of 5 s, so an entry lasts
+-- until its waiter retries when the lease may have run out. (A new
+-- waiter sets it from the lock's TTL now, which no earlier waiter saw
+-- later unless the lock was taken since with a shorter fixed lease.) A
+-- lock with no TTL (written so by another program) gives the registry
+-- no lease to follow: it then lives the grace period past its latest
+-- registration, and its waiters retry within it (hashlock.NoTTLSleep),
+-- so that it never outlives them nor, once they stop, the lock.
 local function registered(lock, registry, m, ttl)
 	local t = redis.call('time')
 	local added = redis.call('zadd', registry, 'NX', tonumber(t[1]) * 1000000 + tonumber(t[2]), m)
-	if ttl < 0 then
-		redis.call('persist', registry)
-	elseif added == 1 or redis.call('pttl', registry) < ttl + 5000 then
-		redis.call('pexpire', registry, ttl + 5000)
+	local last = math.max(ttl, 0) + 5000
+	if added == 1 or redis.call('pttl', registry) < last then
+		redis.call('pexpire', registry, last)
 	end
 	for _, f in ipairs(redis.call('hkeys', lock)) do
 		if not is_relock(f) then

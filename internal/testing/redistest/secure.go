@@ -53,6 +53,7 @@ var LockCommands = []string{
 	"get", "incrby", "decrby", "zremrangebyscore", "zrangebyscore", // semaphore, permits
 	"decr",                                 // count-down latch (GET is on the line above)
 	"hmget", "xadd", "xrange", "xrevrange", // leader election
+	"hrandfield", // group lock
 }
 
 // ClusterCommands is what a cluster client needs besides LockCommands:
