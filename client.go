@@ -74,8 +74,13 @@ type Options struct {
 	// see each other's messages.
 	PubSub PubSubMode
 
-	// Logger receives warnings about failed renewals and reconnects, and
-	// about forgotten unlocks. Default slog.Default().
+	// Logger receives warnings about failed renewals and reconnects,
+	// about forgotten unlocks, and, once for each Redis master, about a
+	// master that may evict keys (maxmemory set, maxmemory-policy not
+	// noeviction: an evicted lock lets a second holder in), or a note
+	// that the client's user may not run INFO to check. With SyncReplicas
+	// other than SyncAuto, the check is one INFO memory with the first
+	// acquire sent to each master. Default slog.Default().
 	Logger *slog.Logger
 
 	// LeakStacks records the stack of every Lock call whose hold could be
@@ -97,10 +102,11 @@ type Options struct {
 	// acquire that none of them confirms within SyncTimeout is undone and
 	// reported as an error matching ErrNotAcquired. A master with neither
 	// replicas nor an append-only file costs nothing more. The master's
-	// report (INFO server, replication and persistence, one round trip)
-	// is read again once a second, and as soon as a WAIT counts another
-	// number of replicas than it named, so the client's ACL user needs
-	// INFO (and WAITAOF with an append-only file).
+	// report (INFO server, replication, persistence and memory, one
+	// round trip; memory for the eviction check, see Logger) is read
+	// again once a second, and as soon as a WAIT counts another number
+	// of replicas than it named, so the client's ACL user needs INFO
+	// (and WAITAOF with an append-only file).
 	//
 	// Positive waits for that many replicas, and fails an acquire that
 	// fewer confirm. Negative (SyncOff) turns replica sync off: no
@@ -116,7 +122,7 @@ type Options struct {
 
 	// Observer, if set, is told what the client's locks do: acquires and
 	// unlocks as they begin and end, holds as they end, the watchdog's
-	// rounds (package observe; the module github.com/relock-go/relock/otel
+	// rounds, a master that may evict keys (package observe; the module github.com/relock-go/relock/otel
 	// makes OpenTelemetry metrics and spans of them). Default none, which
 	// costs nothing.
 	Observer observe.Observer

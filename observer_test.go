@@ -25,6 +25,7 @@ type recorder struct {
 	unlocks  []error
 	holds    []observe.HoldEnd
 	rounds   []observe.Round
+	evicts   []observe.Eviction
 }
 
 func (r *recorder) StartAcquire(ctx context.Context, l observe.Lock, op observe.Op) (context.Context, func(observe.Acquire)) {
@@ -59,6 +60,12 @@ func (r *recorder) WatchdogRound(e observe.Round) {
 	r.mu.Unlock()
 }
 
+func (r *recorder) MayEvict(e observe.Eviction) {
+	r.mu.Lock()
+	r.evicts = append(r.evicts, e)
+	r.mu.Unlock()
+}
+
 // snapshot returns copies of the events so far.
 func (r *recorder) snapshot() recorder {
 	r.mu.Lock()
@@ -70,6 +77,7 @@ func (r *recorder) snapshot() recorder {
 		unlocks:  append([]error(nil), r.unlocks...),
 		holds:    append([]observe.HoldEnd(nil), r.holds...),
 		rounds:   append([]observe.Round(nil), r.rounds...),
+		evicts:   append([]observe.Eviction(nil), r.evicts...),
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package observe defines what a relock Client tells an Observer about
 // its locks: acquires and unlocks as they begin and end, holds as they
-// end (and why), and the watchdog's renewal rounds; and Stats, what a
+// end (and why), the watchdog's renewal rounds, and a Redis master that
+// may evict lock keys; and Stats, what a
 // Client can report at any time. Set an Observer with
 // relock.Options.Observer; read Stats with relock.Client.Stats. The
 // module github.com/relock-go/relock/otel (package relockotel) turns both
@@ -42,6 +43,16 @@ type Observer interface {
 	// WatchdogRound is called after each renewal round of the Client's
 	// watchdog that renewed at least one lease.
 	WatchdogRound(Round)
+	// MayEvict is called at most once for each Redis master the Client
+	// sends acquires to, when it finds that the master may evict keys
+	// under memory pressure (maxmemory set, maxmemory-policy not
+	// noeviction) or that its settings cannot be read (Eviction.Err);
+	// never for a master that does not evict. An evicted lock key lets a
+	// second holder in, until the first learns at its next renewal. The
+	// Client reads the settings with the master's replicas for replica
+	// sync (SyncAuto: with the first acquire, then again at most once a
+	// second), or else once, with the first acquire.
+	MayEvict(Eviction)
 }
 
 // An Op is the method an acquire or an unlock was called as. Lock
@@ -138,6 +149,21 @@ type Round struct {
 	Duration time.Duration // from sending the round to its answers
 }
 
+// Eviction is what a Client found of a master's eviction settings.
+type Eviction struct {
+	// Addr is the master's address on a cluster; "" on a client of one
+	// server or a failover client.
+	Addr string
+	// MaxMemory is the master's maxmemory in bytes, 0 when Err is set.
+	MaxMemory int64
+	// Policy is its maxmemory-policy ("volatile-lru", "allkeys-lru",
+	// ...), "" when Err is set.
+	Policy string
+	// Err is why the settings could not be read: the server refused
+	// INFO (an ACL user without it). Nil when they were read.
+	Err error
+}
+
 // Stats is what a Client reports at any time.
 type Stats struct {
 	Holds    int // owners' holds, one per owner and lock
@@ -163,3 +189,6 @@ func (Base) HoldEnded(HoldEnd) {}
 
 // WatchdogRound does nothing.
 func (Base) WatchdogRound(Round) {}
+
+// MayEvict does nothing.
+func (Base) MayEvict(Eviction) {}

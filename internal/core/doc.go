@@ -23,6 +23,8 @@
 //     background (probe.go); operations wait for it under their own
 //     context (Check, Begin).
 //   - syncs (sync.go): the masters' reports of their replicas.
+//   - evictions (evict.go): the masters checked for eviction, each
+//     told once.
 //
 // The rest of a Client is read-only: its ID, connections, watchdog
 // timeout, replica-sync settings, logger and Observer.
@@ -43,7 +45,7 @@
 //     first);
 //  4. holdTable.mu, then an owner's tracker.mu (leak.go), then
 //     renew.Watchdog.mu (Granted starts a lease under holdTable.mu);
-//  5. syncs.mu, a leaf;
+//  5. syncs.mu, a leaf; evictions.mu, a leaf;
 //  6. a Pipe's batcher.mu (pipe.go), a leaf: released before a call is
 //     sent and before a batch's goroutine starts (background.mu).
 //  7. lifecycle.hooksMu, a leaf, which a lock package may take under its

@@ -36,6 +36,7 @@ const ReplicaRefresh = time.Second
 type replicaView struct {
 	replicas int       // connected_slaves
 	aof      bool      // aof_enabled, on a server that has WAITAOF (7.2+)
+	memory   memory    // INFO memory: whether the master may evict keys (evict.go)
 	read     time.Time // when the report was read
 	key      string    // the key of the acquire that had it read (masters.go)
 }
@@ -67,6 +68,9 @@ func (c *Client) EvalAcquire(ctx context.Context, acquired func(reply any) bool,
 
 // RunAcquire is EvalAcquire for a Call.
 func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, k *Call, args ...any) (any, error) {
+	if c.cfg.SyncReplicas != SyncAuto {
+		c.checkEviction(ctx, k.Keys[0])
+	}
 	if c.cfg.SyncReplicas < 0 {
 		return k.Run(ctx, c.Pipe, args...)
 	}
@@ -166,6 +170,7 @@ func (c *Client) view(ctx context.Context, rdb redis.Cmdable, addr, key string) 
 	case errors.As(err, &refused):
 		// The server refused INFO (an ACL user without it): say what
 		// asked for it and how to do without.
+		c.tellEviction(addr, memory{refused: err})
 		return v, fmt.Errorf("relock: reading the master's replicas for replica sync (set Options.SyncReplicas negative to turn it off): %w", err)
 	case err != nil:
 		return v, Ended(ctx, nil, err)
@@ -179,6 +184,7 @@ func (c *Client) view(ctx context.Context, rdb redis.Cmdable, addr, key string) 
 	}
 	c.syncs.views[addr] = v
 	c.syncs.mu.Unlock()
+	c.tellEviction(addr, v.memory)
 	return v, nil
 }
 
@@ -190,15 +196,17 @@ func (c *Client) dropView(addr string) {
 }
 
 // readView asks a master, in one round trip, for INFO's server,
-// replication and persistence sections. A server that refuses a section
-// as unknown (an embedded stand-in) reports nothing for it: no replicas,
-// no append-only file. A refusal by the ACL is an error, as is a network
-// error.
+// replication, persistence and memory sections. A server that refuses a
+// section as unknown (an embedded stand-in) reports nothing for it: no
+// replicas, no append-only file, no eviction. A refusal by the ACL is an
+// error, as is a network error, but for the memory section alone
+// (memoryReply).
 func readView(ctx context.Context, rdb redis.Cmdable) (replicaView, error) {
 	pipe := rdb.Pipeline()
 	server := pipe.Info(ctx, "server")
 	repl := pipe.Info(ctx, "replication")
 	persist := pipe.Info(ctx, "persistence")
+	mem := pipe.Info(ctx, "memory")
 	_, _ = pipe.Exec(ctx)
 	v := replicaView{read: time.Now()}
 	var texts [3]string
@@ -215,12 +223,14 @@ func readView(ctx context.Context, rdb redis.Cmdable) (replicaView, error) {
 	}
 	v.replicas, _ = strconv.Atoi(infoField(texts[1], "connected_slaves"))
 	v.aof = infoField(texts[2], "aof_enabled") == "1" && hasWaitAOF(infoField(texts[0], "redis_version"))
-	return v, nil
+	var err error
+	v.memory, err = memoryReply(mem)
+	return v, err
 }
 
 // infoField returns the value of field in text, an INFO section's
 // "<field>:<value>" lines, or "" when it has none. Each client reads its
-// master's sections every ReplicaRefresh, so it looks up the three
+// master's sections every ReplicaRefresh, so it looks up the few
 // fields it needs rather than splitting every line.
 func infoField(text, field string) string {
 	for len(text) > 0 {
