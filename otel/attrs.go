@@ -22,6 +22,7 @@ const (
 	outcomeKey  = attribute.Key("relock.acquire.outcome")
 	attemptsKey = attribute.Key("relock.acquire.attempts")
 	causeKey    = attribute.Key("relock.hold.end_cause")
+	policyKey   = attribute.Key("relock.master.maxmemory_policy")
 )
 
 // numOutcomes counts the acquire outcomes, observe.Acquired (0) to

@@ -43,6 +43,12 @@
 //     renewed or tried to; relock.watchdog.renewal.failures (counter,
 //     {renewal}) those of them that got no answer (the watchdog retries
 //     them soon). Neither has attributes: a round renews every kind.
+//   - relock.master.may_evict (counter, {master}): Redis masters that
+//     may evict keys under memory pressure (maxmemory set,
+//     maxmemory-policy not noeviction), where an evicted lock lets a
+//     second holder in; each client counts a master once. Attributes
+//     relock.master.maxmemory_policy ("unknown" when the client's user
+//     may not run INFO) and, on a cluster, server.address. Alert on any.
 //   - relock.hold.count ({hold}), relock.waiter.count ({waiter}) and
 //     relock.subscription.count ({channel}) (observable up-down
 //     counters): the sums of Stats over the watched Clients, without

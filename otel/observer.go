@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
@@ -51,6 +52,7 @@ type Observer struct {
 	roundDuration   metric.Float64Histogram
 	renewals        metric.Int64Counter
 	renewalFailures metric.Int64Counter
+	mayEvict        metric.Int64Counter
 
 	spans sync.Map // observe.Op -> span name, "relock." + op
 
@@ -107,6 +109,7 @@ func New(opts *Options) (*Observer, error) {
 	histogram(&obs.roundDuration, "relock.watchdog.round.duration", "Time from sending a watchdog renewal round to its answers.", roundBuckets)
 	counter(&obs.renewals, "relock.watchdog.renewals", "{renewal}", "Leases the watchdog renewed or tried to.")
 	counter(&obs.renewalFailures, "relock.watchdog.renewal.failures", "{renewal}", "Lease renewals that got no answer.")
+	counter(&obs.mayEvict, "relock.master.may_evict", "{master}", "Redis masters found to evict keys under memory pressure (maxmemory set, maxmemory-policy not noeviction), where an evicted lock lets a second holder in, or whose policy could not be read; each client counts a master once.")
 	updown(&obs.holds, "relock.hold.count", "{hold}", "Owners' holds on locks, one per owner and lock, in the watched clients.")
 	updown(&obs.waiters, "relock.waiter.count", "{waiter}", "Acquires waiting on the watched clients' subscriptions.")
 	updown(&obs.subscriptions, "relock.subscription.count", "{channel}", "Channels the watched clients are subscribed to, for waiters or lingering.")
@@ -194,4 +197,18 @@ func (o *Observer) WatchdogRound(r observe.Round) {
 	o.roundDuration.Record(ctx, r.Duration.Seconds())
 	o.renewals.Add(ctx, int64(r.Leases))
 	o.renewalFailures.Add(ctx, int64(r.Failures))
+}
+
+// MayEvict counts the master, with its maxmemory-policy, "unknown" when
+// it could not be read, and its address on a cluster.
+func (o *Observer) MayEvict(e observe.Eviction) {
+	policy := e.Policy
+	if e.Err != nil || policy == "" {
+		policy = "unknown"
+	}
+	attrs := []attribute.KeyValue{policyKey.String(policy)}
+	if e.Addr != "" {
+		attrs = append(attrs, semconv.ServerAddress(e.Addr))
+	}
+	o.mayEvict.Add(context.Background(), 1, metric.WithAttributes(attrs...))
 }
