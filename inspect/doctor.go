@@ -119,6 +119,10 @@ type Report struct {
 	// (KindElection). A token or a term must never go back, so nothing
 	// deletes them: one key per name ever used, about KeptBytes each.
 	Kept map[Kind]int `json:"kept"`
+	// Unchecked names the masters whose eviction settings (MayEvict)
+	// could not be read, each "<address>: <error>": the user may not
+	// run INFO.
+	Unchecked []string `json:"unchecked,omitempty"`
 }
 
 // KeptBytes is about what one record of Report.Kept costs Redis: an
@@ -130,10 +134,13 @@ const KeptBytes = 90
 // whose names match opts.Pattern: old holds and long waits, leases not
 // renewed, stale fair-queue entries, holders and waiters whose client
 // is gone, fair queues left with neither (orphaned), expired permits,
-// and waits-for cycles across processes (distributed deadlocks). It walks the key space as Find does, on every master of a
-// cluster, reads each name found as Read does, and counts the listeners
-// of the waiters' and relock holders' channels. Like Read, it changes
-// nothing and returns by ctx's deadline.
+// waits-for cycles across processes (distributed deadlocks), and masters
+// that may evict keys (MayEvict). It walks the key space as Find does,
+// on every master of a cluster, reads each name found as Read does,
+// counts the listeners of the waiters' and relock holders' channels, and
+// reads each master's INFO memory. Like Read, it changes nothing and
+// returns by ctx's deadline. Eviction is a master's, not a name's: it
+// is checked whatever opts.Pattern.
 //
 // Each name is a snapshot of its own, read at a different moment than
 // the next: a finding may be over by the time it is printed, and a
@@ -186,6 +193,9 @@ func Doctor(ctx context.Context, rdb redis.UniversalClient, opts *DoctorOptions)
 	}
 	if err := d.listeners(ctx, rdb); err != nil {
 		return nil, fmt.Errorf("inspect: counting the waiters' listeners: %w", core.Ended(ctx, nil, err))
+	}
+	if err := d.evictions(ctx, rdb); err != nil {
+		return nil, err
 	}
 	d.report.Findings = append(d.report.Findings, deadlocks(d.locks)...)
 	slices.SortStableFunc(d.report.Findings, func(a, b Finding) int {

@@ -25,7 +25,7 @@ func doctorCmd(ctx context.Context, e *env, _ []string) error {
 	}
 	r, err := inspect.Doctor(ctx, e.rdb, &inspect.DoctorOptions{Old: e.opts.old, Lease: e.opts.lease, Seen: seen})
 	if err != nil {
-		return fmt.Errorf("%w (try a longer -timeout, or check the user's ACL: doctor needs SCAN, TYPE, HSCAN, GET, EVAL, EVALSHA and PUBSUB)", err)
+		return fmt.Errorf("%w (try a longer -timeout, or check the user's ACL: doctor needs SCAN, TYPE, HSCAN, GET, EVAL, EVALSHA and PUBSUB, and INFO to check eviction)", err)
 	}
 	if e.opts.state != "" {
 		if err := saveSeen(e.opts.state, r.Seen); err != nil {
@@ -34,8 +34,8 @@ func doctorCmd(ctx context.Context, e *env, _ []string) error {
 	}
 	if e.opts.json {
 		err = writeJSON(e.out, r, "  ")
-	} else {
-		err = writeReport(e.out, r)
+	} else if err = writeReport(e.out, r); err == nil {
+		err = writeUnchecked(e.out, r.Unchecked)
 	}
 	switch {
 	case err != nil:
@@ -65,6 +65,17 @@ func writeReport(w io.Writer, r *inspect.Report) error {
 		return err
 	}
 	return writeKept(w, r.Kept)
+}
+
+// writeUnchecked says which masters' eviction settings could not be
+// read (inspect.Report.Unchecked), one a line.
+func writeUnchecked(w io.Writer, unchecked []string) error {
+	for _, u := range unchecked {
+		if _, err := fmt.Fprintf(w, "could not check eviction on %s (allow the user INFO, or check that maxmemory-policy is noeviction)\n", u); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // count is n things, thing in the singular: "1 problem", "3 problems".

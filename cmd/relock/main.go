@@ -116,8 +116,10 @@ expirable semaphore; the holders' relock clients are told at once.
 Asks for confirmation unless -yes.`},
 	{name: "doctor", args: "", flags: doctorFlags, run: doctorCmd, summary: `Scan every record (every master of a cluster) for what is wrong: holds
 and waits older than -old, leases not renewed, stale fair-queue
-entries, waiters whose client is gone, expired permits and waits-for
-cycles between owners (deadlocks). Exit status 4 when it finds any.`},
+entries, waiters whose client is gone, expired permits, waits-for
+cycles between owners (deadlocks), and masters that may evict lock keys
+(a maxmemory with a maxmemory-policy other than noeviction). Exit status
+4 when it finds any.`},
 }
 
 // dispatch parses the command line and runs the command. Flags may come

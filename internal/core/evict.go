@@ -59,6 +59,21 @@ func memoryReply(cmd *redis.StringCmd) (memory, error) {
 	return m, nil
 }
 
+// eviction is m as an Observer is told it, of the master at addr.
+func (m memory) eviction(addr string) observe.Eviction {
+	return observe.Eviction{Addr: addr, MaxMemory: m.maxmemory, Policy: m.policy, Err: m.refused}
+}
+
+// ReadEviction asks the master rdb for INFO memory, and returns its
+// settings as an Observer is told them and whether there is anything to
+// tell: the master may evict keys, or it refused INFO (the Eviction's
+// Err). A server without the section (an embedded stand-in) has nothing
+// to tell; a network error is an error.
+func ReadEviction(ctx context.Context, rdb redis.Cmdable) (observe.Eviction, bool, error) {
+	m, err := memoryReply(rdb.Info(ctx, "memory"))
+	return m.eviction(""), m.evicts() || m.refused != nil, err
+}
+
 // evictions are the masters the client has checked.
 type evictions struct {
 	mu sync.Mutex // guards masters
@@ -136,6 +151,6 @@ func (c *Client) tellEviction(addr string, m memory) {
 			append(attrs, slog.String("maxmemory", m.human), slog.String("maxmemory-policy", m.policy))...)
 	}
 	if c.cfg.Observer != nil {
-		c.cfg.Observer.MayEvict(observe.Eviction{Addr: addr, MaxMemory: m.maxmemory, Policy: m.policy, Err: m.refused})
+		c.cfg.Observer.MayEvict(m.eviction(addr))
 	}
 }
