@@ -79,8 +79,9 @@ type Options struct {
 	// master that may evict keys (maxmemory set, maxmemory-policy not
 	// noeviction: an evicted lock lets a second holder in), or a note
 	// that the client's user may not run INFO to check. With SyncReplicas
-	// other than SyncAuto, the check is one INFO memory with the first
-	// acquire sent to each master. Default slog.Default().
+	// other than SyncAuto, the check is one INFO memory of every master,
+	// in the background, with the first acquire (a master that takes
+	// over later is not checked). Default slog.Default().
 	Logger *slog.Logger
 
 	// LeakStacks records the stack of every Lock call whose hold could be

@@ -8,7 +8,8 @@
 // into OpenTelemetry metrics and spans.
 //
 // An Observer's methods are called synchronously, on the goroutine of the
-// event (a caller's Lock, the watchdog's), with no lock of relock's held.
+// event (a caller's Lock, the watchdog's, a background check's), with no
+// lock of relock's held.
 // They must be quick and must not block or call back into the Client.
 // Without an Observer, relock makes none of these calls and builds none
 // of these values.
@@ -51,7 +52,8 @@ type Observer interface {
 	// second holder in, until the first learns at its next renewal. The
 	// Client reads the settings with the master's replicas for replica
 	// sync (SyncAuto: with the first acquire, then again at most once a
-	// second), or else once, with the first acquire.
+	// second), or else once, in the background, with the first acquire;
+	// on the goroutine that read them.
 	MayEvict(Eviction)
 }
 

@@ -96,12 +96,20 @@ func TestEvictionPerMaster(t *testing.T) {
 		t.Run(mode.name, func(t *testing.T) {
 			e := &evictions{}
 			rc := newClient(t, c.LockClient(t), &relock.Options{Observer: e, Logger: slog.New(e), SyncReplicas: mode.sync})
-			for range 2 {
+			lockAll := func() {
 				for _, name := range names {
 					mu := reentrant.New(rc, name, nil)
 					redistest.Unlock(t, mu, redistest.Lock(t, mu, bg))
 				}
 			}
+			lockAll()
+			// With replica sync off the check runs in the background.
+			redistest.Eventually(t, wait, "the warning", func() bool {
+				e.mu.Lock()
+				defer e.mu.Unlock()
+				return len(e.addrs) > 0
+			})
+			lockAll()
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			if len(e.addrs) != 1 || e.addrs[0] != evicting {

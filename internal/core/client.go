@@ -74,7 +74,7 @@ type Client struct {
 	holds   holdTable  // the owners' holds (hold.go)
 	pubsub  pubsubMode // hub and publish command (transport.go)
 	syncs   syncs      // the masters' reports of their replicas (sync.go)
-	evict   evictions  // the masters checked for eviction (evict.go)
+	evict   evictions  // the masters told of for eviction (evict.go)
 	notices notices    // listening for force-unlock notices (notice.go)
 
 	// attempts numbers acquire attempts (NextAttempt).
@@ -98,7 +98,7 @@ func NewClient(rdb redis.UniversalClient, cfg Config) *Client {
 		watchdog:        renew.New(calls, cfg.WatchdogTimeout, cfg.Log),
 		holds:           holdTable{m: make(map[HoldKey]*hold)},
 		syncs:           syncs{views: make(map[string]replicaView)},
-		evict:           evictions{masters: make(map[string]evictState)},
+		evict:           evictions{told: make(map[string]bool)},
 	}
 	c.Pipe = c.Scripts
 	if !cfg.DisablePipelining {

@@ -23,8 +23,8 @@
 //     background (probe.go); operations wait for it under their own
 //     context (Check, Begin).
 //   - syncs (sync.go): the masters' reports of their replicas.
-//   - evictions (evict.go): the masters checked for eviction, each
-//     told once.
+//   - evictions (evict.go): the masters told of for eviction, each
+//     once.
 //
 // The rest of a Client is read-only: its ID, connections, watchdog
 // timeout, replica-sync settings, logger and Observer.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -24,7 +25,8 @@ import (
 // memory, sent with the sections replica sync reads (readView, again at
 // each ReplicaRefresh, so a master given a maxmemory later is told too)
 // or, when the client does not read those (SyncReplicas other than
-// SyncAuto), on its own with the first acquire sent to each master.
+// SyncAuto), on its own for every master, in the background, with the
+// client's first acquire.
 
 // memory is what a master's INFO memory says of eviction.
 type memory struct {
@@ -74,49 +76,53 @@ func ReadEviction(ctx context.Context, rdb redis.Cmdable) (observe.Eviction, boo
 	return m.eviction(""), m.evicts() || m.refused != nil, err
 }
 
-// evictions are the masters the client has checked.
+// evictions are the masters the client has told of.
 type evictions struct {
-	mu sync.Mutex // guards masters
-	// masters holds, by address (as syncs.views keys them), each master
-	// checked: one entry for each master the client has sent an acquire
-	// to, which a cluster's layout bounds.
-	masters map[string]evictState
+	// swept is set while, or once, a check of every master runs on its
+	// own (checkEviction).
+	swept atomic.Bool
+	mu    sync.Mutex // guards told
+	// told holds the address (as syncs.views keys them) of each master
+	// told of: at most one entry for each master the client has sent an
+	// acquire to, which a cluster's layout bounds.
+	told map[string]bool
 }
 
-// evictState is what was done about one master.
-type evictState struct {
-	checked bool // its settings were read on their own (checkEviction)
-	told    bool // it was told of (tellEviction)
+// checkEviction checks every master once, with INFO memory on its own,
+// for a client that does not read INFO for replica sync: with its first
+// acquire, in the background, so that no acquire waits for it. A network
+// error leaves it to a later acquire. A master that takes over later (a
+// failover, a cluster's new node) is not checked.
+func (c *Client) checkEviction(ctx context.Context) {
+	if c.evict.swept.Load() || !c.evict.swept.CompareAndSwap(false, true) {
+		return
+	}
+	c.Background(func() {
+		bctx, cancel := c.BackgroundContext(ctx)
+		defer cancel()
+		if err := c.sweepEviction(bctx); err != nil {
+			c.evict.swept.Store(false)
+		}
+	})
 }
 
-// checked reports whether the master at addr was checked on its own.
-func (e *evictions) checked(addr string) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.masters[addr].checked
-}
-
-// checkEviction checks key's master once, with INFO memory on its own,
-// for a client that does not read INFO for replica sync. A network error
-// leaves it to the next acquire; the acquire goes on either way.
-func (c *Client) checkEviction(ctx context.Context, key string) {
-	if _, cluster := c.Scripts.(*redis.ClusterClient); !cluster && c.evict.checked("") {
-		return
+// sweepEviction reads every master's INFO memory and tells of each.
+func (c *Client) sweepEviction(ctx context.Context) error {
+	cc, ok := c.Scripts.(*redis.ClusterClient)
+	if !ok {
+		m, err := memoryReply(c.Scripts.Info(ctx, "memory"))
+		if err == nil {
+			c.tellEviction("", m)
+		}
+		return err
 	}
-	rdb, addr, err := c.master(ctx, key)
-	if err != nil || c.evict.checked(addr) {
-		return
-	}
-	m, err := memoryReply(rdb.Info(ctx, "memory"))
-	if err != nil {
-		return
-	}
-	c.evict.mu.Lock()
-	st := c.evict.masters[addr]
-	st.checked = true
-	c.evict.masters[addr] = st
-	c.evict.mu.Unlock()
-	c.tellEviction(addr, m)
+	return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		m, err := memoryReply(node.Info(ctx, "memory"))
+		if err == nil {
+			c.tellEviction(node.Options().Addr, m)
+		}
+		return err
+	})
 }
 
 // tellEviction tells what m says of the master at addr, unless the
@@ -129,10 +135,8 @@ func (c *Client) tellEviction(addr string, m memory) {
 		return
 	}
 	c.evict.mu.Lock()
-	st := c.evict.masters[addr]
-	done := st.told
-	st.told = true
-	c.evict.masters[addr] = st
+	done := c.evict.told[addr]
+	c.evict.told[addr] = true
 	c.evict.mu.Unlock()
 	if done {
 		return

@@ -69,7 +69,7 @@ func (c *Client) EvalAcquire(ctx context.Context, acquired func(reply any) bool,
 // RunAcquire is EvalAcquire for a Call.
 func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, k *Call, args ...any) (any, error) {
 	if c.cfg.SyncReplicas != SyncAuto {
-		c.checkEviction(ctx, k.Keys[0])
+		c.checkEviction(ctx)
 	}
 	if c.cfg.SyncReplicas < 0 {
 		return k.Run(ctx, c.Pipe, args...)
