@@ -9,8 +9,8 @@
 //
 // An Observer's methods are called synchronously, on the goroutine of the
 // event (a caller's Lock, the watchdog's, a background check's), with no
-// lock of relock's held.
-// They must be quick and must not block or call back into the Client.
+// lock of relock's held. They must be quick and must not block or call
+// back into the Client.
 // Without an Observer, relock makes none of these calls and builds none
 // of these values.
 package observe
