@@ -83,10 +83,16 @@ type evictions struct {
 	swept atomic.Bool
 	mu    sync.Mutex // guards told
 	// told holds the address (as syncs.views keys them) of each master
-	// told of: at most one entry for each master the client has sent an
-	// acquire to, which a cluster's layout bounds.
+	// told of, at most maxTold: a cluster whose masters come and go under
+	// new addresses (masters.go) would otherwise add one for each
+	// address ever seen that evicts. Past maxTold it starts afresh, and a
+	// master still evicting is told of again.
 	told map[string]bool
 }
+
+// maxTold bounds evictions.told: far more masters than a cluster has at
+// once.
+const maxTold = 256
 
 // checkEviction checks every master once, with INFO memory on its own,
 // for a client that does not read INFO for replica sync: with its first
@@ -136,6 +142,9 @@ func (c *Client) tellEviction(addr string, m memory) {
 	}
 	c.evict.mu.Lock()
 	done := c.evict.told[addr]
+	if !done && len(c.evict.told) >= maxTold {
+		clear(c.evict.told)
+	}
 	c.evict.told[addr] = true
 	c.evict.mu.Unlock()
 	if done {
