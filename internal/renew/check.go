@@ -32,3 +32,17 @@ func (l *Lease) Check(gone error) {
 		// run has a check to start already, which takes every due lease.
 	}
 }
+
+// checkedLocked forms the batches of the leases Check asked to renew,
+// ended ones left out, and clears the list. w.mu is held.
+func (w *Watchdog) checkedLocked() []batch {
+	var out []batch
+	for _, l := range w.due {
+		l.due = false
+		if !l.ended {
+			out = w.appendLocked(out, l)
+		}
+	}
+	w.due = nil
+	return out
+}
