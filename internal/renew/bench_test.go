@@ -3,6 +3,7 @@ package renew_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -111,4 +112,48 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkLeaseHeap measures the watchdog's heap per lease: the Lease
+// Watch allocates and the watchdog's record of it, for n leases whose
+// Renewals exist beforehand. The lease is long enough that no renewal
+// goes out meanwhile. Run with:
+// go test -run '^$' -bench LeaseHeap ./internal/renew
+func BenchmarkLeaseHeap(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("leases=%d", n), func(b *testing.B) { benchmarkLeaseHeap(b, n) })
+	}
+}
+
+func benchmarkLeaseHeap(b *testing.B, n int) {
+	const timeout = time.Hour
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	renewals := make([]renew.Renewal, n)
+	for i := range renewals {
+		renewals[i] = renew.Renewal{Script: lua.Renew(), Keys: []string{fmt.Sprint("heap:", i)}, Args: []any{timeout.Milliseconds(), "f"}}
+	}
+	lost := func(error) {}
+	var total uint64
+	for range b.N {
+		w := renew.New(rdb, timeout, nil)
+		before := heapAlloc()
+		sent := time.Now()
+		for _, r := range renewals {
+			if _, err := w.Watch(r, sent, lost); err != nil {
+				b.Fatal(err)
+			}
+		}
+		total += heapAlloc() - before
+		w.Close()
+	}
+	b.ReportMetric(float64(total)/float64(b.N*n), "heap-B/lease")
+}
+
+// heapAlloc is the live heap after a collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

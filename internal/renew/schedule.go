@@ -24,15 +24,17 @@ type schedule struct {
 	retry    time.Duration // the wait after a failed renewal (retryLocked)
 
 	// Guarded by Watchdog.mu.
-	life   time.Duration // timeout less its margin: a lease's deadline is its renewed + life
-	leases int           // how many leases its slots hold
-	slots  [phases]slot
+	life    time.Duration // timeout less its margin: a lease's deadline is its renewed + life
+	leases  int           // how many leases its slots hold
+	filling *slot         // the slot slotLocked picked last
+	slots   [phases]slot
 }
 
 // A slot is the leases of a schedule renewed at one phase of its
 // interval. Its fields are guarded by Watchdog.mu.
 type slot struct {
 	s      *schedule
+	phase  int                 // its index in s.slots
 	leases map[*Lease]struct{} // made with the slot's first lease
 	next   time.Time           // when its leases are due for renewal
 	// earliest is no later than the deadline of any of its leases: Start
@@ -62,7 +64,7 @@ func (w *Watchdog) scheduleLocked(timeout time.Duration, acquired time.Time) (*s
 	}
 	first := acquired.Add(interval)
 	for k := range s.slots {
-		s.slots[k] = slot{s: s, next: first.Add(-time.Duration(k) * interval / phases)}
+		s.slots[k] = slot{s: s, phase: k, next: first.Add(-time.Duration(k) * interval / phases)}
 	}
 	w.schedules[timeout] = s
 	return s, true
@@ -70,26 +72,47 @@ func (w *Watchdog) scheduleLocked(timeout time.Duration, acquired time.Time) (*s
 
 // slotLocked picks the slot of s for a lease acquired at acquired, at
 // now. A slot due no later than an interval after the acquire keeps the
-// lease within its natural renewal time; among those, the fullest one
-// with room for a batch, so that a few leases share one batch an
-// interval, and once every slot is full the emptiest, so that the load
-// spreads evenly over the interval. Ties go to the slot due last, to
-// renew no sooner than needed. w.mu is held.
+// lease within its natural renewal time; among those, the slot being
+// filled while it has room for a batch, else the fullest one with room,
+// so that a few leases share one batch an interval, and once every slot
+// is full the emptiest, so that the load spreads evenly over the
+// interval. Ties go to the slot due last, to renew no sooner than
+// needed. So that a Start costs no scan of the slots each, a full slot
+// being filled passes on to the next slot when that is no fuller: the
+// slots, all full, take leases in turn. w.mu is held.
 func (w *Watchdog) slotLocked(s *schedule, acquired, now time.Time) *slot {
 	natural := acquired.Add(s.interval)
+	if f := s.filling; f != nil {
+		w.catchUpLocked(f, now)
+		if !f.next.After(natural) {
+			if len(f.leases) < w.size {
+				return f
+			}
+			g := &s.slots[(f.phase+1)%phases]
+			if n := len(g.leases); n >= w.size && n <= len(f.leases) && !g.next.After(natural) {
+				s.filling = g
+				return g
+			}
+		}
+	}
 	var pick *slot
 	for k := range s.slots {
 		sl := &s.slots[k]
-		if len(sl.leases) == 0 {
-			// An empty slot's rounds went by unsent: bring it to its
-			// next phase from now.
-			sl.next = catchUp(sl.next, now, s.interval)
-		}
+		w.catchUpLocked(sl, now)
 		if pick == nil || w.preferLocked(sl, pick, natural) {
 			pick = sl
 		}
 	}
+	s.filling = pick
 	return pick
+}
+
+// catchUpLocked brings an empty slot, whose rounds went by unsent, to
+// its next phase after now; w.mu is held.
+func (w *Watchdog) catchUpLocked(sl *slot, now time.Time) {
+	if len(sl.leases) == 0 {
+		sl.next = catchUp(sl.next, now, sl.s.interval)
+	}
 }
 
 // preferLocked reports whether a is a better slot than b for a lease
