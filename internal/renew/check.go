@@ -2,8 +2,9 @@ package renew
 
 import "time"
 
-// Check has the watchdog renew the lease now, in a round of its own (or
-// as soon as the round in flight ends), rather than at its next
+// Check has the watchdog renew the lease now, in a batch of its own
+// ahead of any batch waiting to go (at once, or as soon as a batch out
+// is back when as many as may be are out), rather than at its next
 // interval: someone says the lock may be gone, a hint the renewal
 // settles. If the renewal finds the lock gone, lost is called with
 // reason gone rather than ErrGone; if it finds it held, nothing changes,

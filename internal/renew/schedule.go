@@ -76,8 +76,9 @@ func (w *Watchdog) scheduleLocked(timeout time.Duration, acquired time.Time) (*s
 // filled while it has room for a batch, else the fullest one with room,
 // so that a few leases share one batch an interval, and once every slot
 // is full the emptiest, so that the load spreads evenly over the
-// interval. Ties go to the slot due last, to renew no sooner than
-// needed. So that a Start costs no scan of the slots each, a full slot
+// interval. Ties go by phase in bit-reversed order (0, 8, 4, 12, 2, ...),
+// so that the slots opened one after another are spread over the
+// interval too, not side by side. So that a Start costs no scan of the slots each, a full slot
 // being filled passes on to the next slot when that is no fuller: the
 // slots, all full, take leases in turn. w.mu is held.
 func (w *Watchdog) slotLocked(s *schedule, acquired, now time.Time) *slot {
@@ -135,7 +136,7 @@ func (w *Watchdog) preferLocked(a, b *slot, natural time.Time) bool {
 	case !roomA && na != nb:
 		return na < nb
 	}
-	return a.next.After(b.next)
+	return bits.Reverse8(uint8(a.phase)) < bits.Reverse8(uint8(b.phase))
 }
 
 // catchUp returns next if it is after now, or else the first time after

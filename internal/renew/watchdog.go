@@ -6,15 +6,24 @@
 // be gone; OnRound, for relock's statistics; and Len.
 //
 // Every interval (a third of the lease) the watchdog sends one renewal per
-// held lock, all in one pipeline, so a round costs one round trip per Redis
-// node, not one per lock. A lock may have a lease of its own
-// (Renewal.Timeout), renewed every third of that: the leases of each
-// timeout share their rounds, and a round also takes the leases of any
-// other timeout nearly due, so that a few short leases cost their own
-// rounds and the rest ride along. A go-redis cluster pipeline splits by
-// node, and a renewal touches only keys in its lock's slot, so rounds
-// never hit CROSSSLOT. Renewals go out as EVALSHA; those the server answers
-// NOSCRIPT (a restarted or flushed server) are sent again as EVAL.
+// held lock, in batches: a batch is one pipeline of at most the batch size
+// (SetBatchSize, DefaultBatchSize by default) renewals, one round trip per
+// Redis node, with a deadline of its own (the interval). The leases of a
+// timeout sit in 16 slots, each renewed at its own phase of the interval:
+// a few leases share one slot and so one batch an interval, as many as a
+// batch takes fill one slot after another, and beyond 16 batches' worth
+// they spread evenly over every slot, so that a client's renewals come as
+// a batch or a few every sixteenth of an interval, never as one burst
+// too large to answer within it. At most 4 batches are out at once: one
+// stuck on a dead connection holds back no other. A lock may have a
+// lease of its own (Renewal.Timeout), renewed every third of that: the
+// leases of each timeout have their own slots, and a batch also takes
+// the leases of any slot nearly due that fit in it, so that a few short
+// leases cost their own batches and the rest ride along. A go-redis
+// cluster pipeline splits by node, and a renewal touches only keys in
+// its lock's slot, so batches never hit CROSSSLOT. Renewals go out as
+// EVALSHA; those the server answers NOSCRIPT (a restarted or flushed
+// server) are sent again as EVAL.
 //
 // A lease ends in one of three ways: its owner calls Lease.Stop (unlock);
 // a renewal replies 0, meaning the lock is gone from Redis (ErrGone); or
@@ -23,9 +32,11 @@
 // keeps the lock until at least s + timeout on the server, whatever
 // delays the renewal met on its way, so the watchdog reports the loss a
 // margin (SetMargin) before s + timeout, s being the send time of the
-// last success. A Redis error is not a loss by itself: the watchdog keeps
-// trying until that deadline, a fifth of an interval (at most a second)
-// after each failed round.
+// last success. A Redis error, or a batch cut off at its deadline, is not
+// a loss by itself: the watchdog sends the leases of the failed batch's
+// slots again a fifth of an interval (at most a second) after each
+// failure, until that deadline. A lease is lost only when no renewal of
+// it succeeded for that long, however many leases the watchdog holds.
 package renew
 
 import (
