@@ -152,6 +152,9 @@ func (w *Watchdog) SetBatchSize(n int) error {
 	}
 	w.mu.Lock()
 	w.size = n
+	for _, s := range w.schedules {
+		s.full = false // by the old size
+	}
 	w.mu.Unlock()
 	return nil
 }

@@ -27,6 +27,7 @@ type schedule struct {
 	life    time.Duration // timeout less its margin: a lease's deadline is its renewed + life
 	leases  int           // how many leases its slots hold
 	filling *slot         // the slot slotLocked picked last
+	full    bool          // every slot in time was full at that pick, and no lease has ended since
 	slots   [phases]slot
 }
 
@@ -78,9 +79,10 @@ func (w *Watchdog) scheduleLocked(timeout time.Duration, acquired time.Time) (*s
 // is full the emptiest, so that the load spreads evenly over the
 // interval. Ties go by phase in bit-reversed order (0, 8, 4, 12, 2, ...),
 // so that the slots opened one after another are spread over the
-// interval too, not side by side. So that a Start costs no scan of the slots each, a full slot
-// being filled passes on to the next slot when that is no fuller: the
-// slots, all full, take leases in turn. w.mu is held.
+// interval too, not side by side. So that a Start costs no scan of the
+// slots each, once every slot is full the slot being filled passes on to
+// the next one when that is no fuller: the slots take leases in turn.
+// w.mu is held.
 func (w *Watchdog) slotLocked(s *schedule, acquired, now time.Time) *slot {
 	natural := acquired.Add(s.interval)
 	if f := s.filling; f != nil {
@@ -90,7 +92,7 @@ func (w *Watchdog) slotLocked(s *schedule, acquired, now time.Time) *slot {
 				return f
 			}
 			g := &s.slots[(f.phase+1)%phases]
-			if n := len(g.leases); n >= w.size && n <= len(f.leases) && !g.next.After(natural) {
+			if n := len(g.leases); s.full && n <= len(f.leases) && !g.next.After(natural) {
 				s.filling = g
 				return g
 			}
@@ -104,7 +106,7 @@ func (w *Watchdog) slotLocked(s *schedule, acquired, now time.Time) *slot {
 			pick = sl
 		}
 	}
-	s.filling = pick
+	s.filling, s.full = pick, len(pick.leases) >= w.size
 	return pick
 }
 
@@ -175,6 +177,7 @@ func (w *Watchdog) dropLocked(l *Lease) {
 		return
 	}
 	delete(sl.leases, l)
+	sl.s.full = false
 	w.count--
 	if sl.s.leases--; sl.s.leases == 0 && sl.s.timeout != w.timeout {
 		delete(w.schedules, sl.s.timeout)
