@@ -6,9 +6,10 @@ import (
 )
 
 // phases is how many slots a schedule spreads its leases over: slot k is
-// renewed every interval, k sixteenths of an interval before slot 0. A
-// client's renewals come in at most phases batches an interval (more
-// only once a slot holds more than a batch), never in one burst.
+// renewed every interval, at first k sixteenths of an interval before
+// slot 0 (a retry moves a slot's phase). A schedule's renewals come in
+// at most phases batches an interval (more once a slot holds more than a
+// batch, and for retries and checks), never in one burst.
 const phases = 16
 
 // A schedule is when the leases of one timeout are renewed: each of its
@@ -47,11 +48,10 @@ type slot struct {
 
 // scheduleLocked returns the schedule of leases of timeout, made with
 // its slot 0 first due an interval after acquired and the others spread
-// over the interval before that if there is none yet, and reports
-// whether it made it; w.mu is held.
-func (w *Watchdog) scheduleLocked(timeout time.Duration, acquired time.Time) (*schedule, bool) {
+// over the interval before that if there is none yet; w.mu is held.
+func (w *Watchdog) scheduleLocked(timeout time.Duration, acquired time.Time) *schedule {
 	if s := w.schedules[timeout]; s != nil {
-		return s, false
+		return s
 	}
 	interval := timeout / 3
 	s := &schedule{
@@ -68,7 +68,7 @@ func (w *Watchdog) scheduleLocked(timeout time.Duration, acquired time.Time) (*s
 		s.slots[k] = slot{s: s, phase: k, next: first.Add(-time.Duration(k) * interval / phases)}
 	}
 	w.schedules[timeout] = s
-	return s, true
+	return s
 }
 
 // slotLocked picks the slot of s for a lease acquired at acquired, at

@@ -135,7 +135,7 @@ type Watchdog struct {
 	ticking time.Time
 	rearm   chan struct{}
 	// due (guarded by mu) lists the leases Check asked to renew now,
-	// for the next round; checks (buffered, never closed) tells run that
+	// in a batch of their own; checks (buffered, never closed) tells run that
 	// there are some.
 	due    []*Lease
 	checks chan struct{}
@@ -220,7 +220,7 @@ func (w *Watchdog) Start(l *Lease, r Renewal, acquired time.Time, h Holder) erro
 	if w.closed {
 		return ErrClosed
 	}
-	s, _ := w.scheduleLocked(cmp.Or(r.Timeout, w.timeout), acquired)
+	s := w.scheduleLocked(cmp.Or(r.Timeout, w.timeout), acquired)
 	sl := w.slotLocked(s, acquired, time.Now())
 	if sl.leases == nil {
 		sl.leases = make(map[*Lease]struct{})
