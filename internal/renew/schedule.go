@@ -72,8 +72,11 @@ func (w *Watchdog) scheduleLocked(timeout time.Duration, acquired time.Time) *sc
 }
 
 // slotLocked picks the slot of s for a lease acquired at acquired, at
-// now. A slot due no later than an interval after the acquire keeps the
-// lease within its natural renewal time; among those, the slot being
+// now. A slot due no later than an interval after the acquire, give or
+// take a tenth of one, is in time: the lease is first renewed about when
+// it would be on its own, and a slot that has just gone out (due an
+// interval from now, a round trip after the acquire was sent) is still
+// in time for the leases acquired meanwhile. Among those, the slot being
 // filled while it has room for a batch, else the fullest one with room,
 // so that a few leases share one batch an interval, and once every slot
 // is full the emptiest, so that the load spreads evenly over the
@@ -84,15 +87,15 @@ func (w *Watchdog) scheduleLocked(timeout time.Duration, acquired time.Time) *sc
 // the next one when that is no fuller: the slots take leases in turn.
 // w.mu is held.
 func (w *Watchdog) slotLocked(s *schedule, acquired, now time.Time) *slot {
-	natural := acquired.Add(s.interval)
+	latest := acquired.Add(s.interval + s.interval/10)
 	if f := s.filling; f != nil {
 		w.catchUpLocked(f, now)
-		if !f.next.After(natural) {
+		if !f.next.After(latest) {
 			if len(f.leases) < w.size {
 				return f
 			}
 			g := &s.slots[(f.phase+1)%phases]
-			if n := len(g.leases); s.full && n <= len(f.leases) && !g.next.After(natural) {
+			if n := len(g.leases); s.full && n <= len(f.leases) && !g.next.After(latest) {
 				s.filling = g
 				return g
 			}
@@ -102,7 +105,7 @@ func (w *Watchdog) slotLocked(s *schedule, acquired, now time.Time) *slot {
 	for k := range s.slots {
 		sl := &s.slots[k]
 		w.catchUpLocked(sl, now)
-		if pick == nil || w.preferLocked(sl, pick, natural) {
+		if pick == nil || w.preferLocked(sl, pick, latest) {
 			pick = sl
 		}
 	}
@@ -119,9 +122,10 @@ func (w *Watchdog) catchUpLocked(sl *slot, now time.Time) {
 }
 
 // preferLocked reports whether a is a better slot than b for a lease
-// whose natural renewal time is natural (see slotLocked); w.mu is held.
-func (w *Watchdog) preferLocked(a, b *slot, natural time.Time) bool {
-	inA, inB := !a.next.After(natural), !b.next.After(natural)
+// for which a slot due no later than latest is in time (see slotLocked); w.mu is
+// held.
+func (w *Watchdog) preferLocked(a, b *slot, latest time.Time) bool {
+	inA, inB := !a.next.After(latest), !b.next.After(latest)
 	switch {
 	case inA != inB:
 		return inA
