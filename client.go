@@ -69,6 +69,15 @@ type Options struct {
 	// limits: docs/guarantees.md.
 	LeaseMargin time.Duration
 
+	// WatchdogBatchSize is how many renewals the watchdog sends at most
+	// in one pipeline (one round trip a Redis node). The watchdog spreads
+	// the leases it renews over their renewal interval and sends those
+	// due in batches of at most this many, each with a deadline of its
+	// own, so that however many locks the Client holds no renewal waits
+	// on a batch too large to answer within its interval. Default
+	// watchdog.DefaultBatchSize (2000); not negative.
+	WatchdogBatchSize int
+
 	// PubSub selects global or sharded pub/sub. Default PubSubAuto.
 	// Every client sharing a lock must use the same kind: the two never
 	// see each other's messages.
@@ -202,6 +211,9 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if o.LeaseMargin < 0 || o.LeaseMargin >= o.WatchdogTimeout/2 {
 		return nil, fmt.Errorf("relock: LeaseMargin %v not in [0, WatchdogTimeout/2 = %v): %w", o.LeaseMargin, o.WatchdogTimeout/2, ErrInvalidArgument)
 	}
+	if o.WatchdogBatchSize < 0 {
+		return nil, fmt.Errorf("relock: negative WatchdogBatchSize %d: %w", o.WatchdogBatchSize, ErrInvalidArgument)
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -239,6 +251,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 		Observer:          o.Observer,
 		Linger:            o.Linger,
 		LeaseMargin:       o.LeaseMargin,
+		BatchSize:         o.WatchdogBatchSize,
 		MaxLingering:      MaxLingering,
 		DisablePipelining: o.DisablePipelining,
 	})

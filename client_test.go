@@ -26,6 +26,7 @@ func TestNewBadInput(t *testing.T) {
 		{"tiny watchdog timeout", rdb, &relock.Options{WatchdogTimeout: time.Millisecond}},
 		{"sharded pub/sub without a cluster", rdb, &relock.Options{PubSub: relock.PubSubSharded}},
 		{"unknown pub/sub mode", rdb, &relock.Options{PubSub: relock.PubSubMode(42)}},
+		{"negative watchdog batch size", rdb, &relock.Options{WatchdogBatchSize: -1}},
 	} {
 		if rc, err := relock.New(tc.rdb, tc.opts); !errors.Is(err, relock.ErrInvalidArgument) || rc != nil {
 			t.Errorf("%s: New = %v, %v; want nil, ErrInvalidArgument", tc.what, rc, err)

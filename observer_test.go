@@ -237,3 +237,44 @@ func TestObserver(t *testing.T) {
 		t.Fatalf("lock context ended by Close: cause %v", cause)
 	}
 }
+
+// TestWatchdogBatchSize: Options.WatchdogBatchSize bounds the watchdog's
+// batches: ten locks taken together are renewed in batches of at most
+// three, every lock still held.
+func TestWatchdogBatchSize(t *testing.T) {
+	redistest.Parallel(t)
+	srv := redistest.Start(t)
+	bg := context.Background()
+	rec := &recorder{}
+	const lease, size, n = 600 * time.Millisecond, 3, 10
+	rc := redistest.Relock(t, srv.LockClient(t), &relock.Options{Observer: rec, WatchdogTimeout: lease, WatchdogBatchSize: size})
+	var held []context.Context
+	var mus []*reentrant.Mutex
+	for range n {
+		mu := reentrant.New(rc, redistest.Key(t), nil)
+		lctx, err := mu.Lock(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mus, held = append(mus, mu), append(held, lctx)
+	}
+	time.Sleep(lease)
+	renewed := 0
+	for _, r := range rec.snapshot().rounds {
+		if r.Leases > size {
+			t.Fatalf("a watchdog batch of %d leases, want at most %d", r.Leases, size)
+		}
+		renewed += r.Leases
+	}
+	if renewed < n {
+		t.Fatalf("%d renewals of %d locks in a lease", renewed, n)
+	}
+	for i, mu := range mus {
+		if err := held[i].Err(); err != nil {
+			t.Fatalf("lock %d lost: %v", i, context.Cause(held[i]))
+		}
+		if err := mu.Unlock(held[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -41,8 +41,8 @@ type Observer interface {
 	// after the hold's contexts were cancelled (a lost lease is told to
 	// the holder first).
 	HoldEnded(HoldEnd)
-	// WatchdogRound is called after each renewal round of the Client's
-	// watchdog that renewed at least one lease.
+	// WatchdogRound is called after each renewal batch of the Client's
+	// watchdog (see Round).
 	WatchdogRound(Round)
 	// MayEvict is called at most once for each Redis master the Client
 	// sends acquires to, when it finds that the master may evict keys
@@ -143,7 +143,9 @@ type HoldEnd struct {
 	Cause error
 }
 
-// Round is one renewal round of a Client's watchdog.
+// Round is one renewal batch of a Client's watchdog: a pipeline of at
+// most relock.Options.WatchdogBatchSize renewals. A Client holding more
+// leases renews them in several batches an interval.
 type Round struct {
 	Leases   int           // leases the round renewed or tried to
 	Failures int           // renewals that got no answer (retried soon)

@@ -30,8 +30,8 @@ end
 return 0`)
 
 // Keep a lock of your own alive for as long as you hold it, and learn if
-// it is lost. One watchdog renews every lease of a process in one
-// pipeline a round.
+// it is lost. One watchdog renews every lease of a process, in a few
+// pipelines an interval however many there are.
 func Example() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
@@ -230,4 +230,74 @@ func ExampleLease_Stop() {
 	fmt.Println("expired:", rdb.Exists(ctx, name).Val() == 0, "lost called:", len(lost) > 0)
 	// Output:
 	// expired: true lost called: false
+}
+
+// batchSizes is a go-redis hook that reports the size of each pipeline.
+type batchSizes chan int
+
+func (batchSizes) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (batchSizes) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (h batchSizes) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		select {
+		case h <- len(cmds):
+		default:
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Many leases are renewed in batches of at most SetBatchSize renewals,
+// each one pipeline with a deadline of its own, spread over the renewal
+// interval.
+func ExampleWatchdog_SetBatchSize() {
+	// ContextTimeoutEnabled: the watchdog renews through this client
+	// itself, so the hook sees its batches.
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	const lease = 600 * time.Millisecond
+	w := watchdog.New(rdb, lease, nil)
+	defer w.Close()
+	if err := w.SetBatchSize(0); err != nil {
+		fmt.Println(err)
+	}
+	if err := w.SetBatchSize(4); err != nil {
+		log.Fatal(err)
+	}
+
+	names := make([]string, 10)
+	token := uuid.NewString()
+	sent := time.Now()
+	for i := range names {
+		names[i] = "batch:" + uuid.NewString()
+		if err := rdb.Set(ctx, names[i], token, lease).Err(); err != nil {
+			log.Fatal(err)
+		}
+	}
+	sizes := make(batchSizes, 100)
+	rdb.AddHook(sizes)
+	for _, name := range names {
+		r := watchdog.Renewal{Script: renew, Keys: []string{name}, Args: []any{token, lease.Milliseconds()}}
+		if _, err := w.Watch(r, sent, func(error) {}); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	time.Sleep(lease)
+	largest := 0
+	for len(sizes) > 0 {
+		largest = max(largest, <-sizes)
+	}
+	held := 0
+	for _, name := range names {
+		if rdb.Get(ctx, name).Val() == token {
+			held++
+		}
+	}
+	fmt.Println("largest batch:", largest, "held:", held)
+	// Output:
+	// watchdog: batch size 0 not at least 1
+	// largest batch: 4 held: 10
 }

@@ -111,6 +111,18 @@ func (w *Watchdog) SetMargin(d time.Duration) error {
 	return w.w.SetMargin(d)
 }
 
+// DefaultBatchSize is how many renewals a batch carries at most unless
+// SetBatchSize says otherwise.
+const DefaultBatchSize = renew.DefaultBatchSize
+
+// SetBatchSize sets how many renewals the watchdog sends at most in one
+// pipeline (one round trip a Redis node), for the batches it forms from
+// then on; n must be at least 1. Default DefaultBatchSize. Each batch
+// has its own deadline (the renewal interval), so a smaller batch
+// answers sooner on a slow server and a larger one costs fewer round
+// trips. It is relock's Options.WatchdogBatchSize.
+func (w *Watchdog) SetBatchSize(n int) error { return w.w.SetBatchSize(n) }
+
 // Close ends every lease without calling lost and waits for the
 // watchdog's goroutines to return. It is idempotent: only the first call
 // returns the error of closing the watchdog's own client (see New).

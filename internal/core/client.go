@@ -39,6 +39,9 @@ type Config struct {
 	// watchdog's default. A lock renewed with a lease of its own
 	// (renew.Renewal.Timeout) gets the same fraction of that lease.
 	LeaseMargin time.Duration
+	// BatchSize is relock.Options.WatchdogBatchSize, validated; 0 for
+	// the watchdog's default.
+	BatchSize int
 	// DisablePipelining sends each acquire and unlock on its own (Pipe).
 	DisablePipelining bool
 }
@@ -111,6 +114,9 @@ func NewClient(rdb redis.UniversalClient, cfg Config) *Client {
 	}
 	if cfg.LeaseMargin > 0 {
 		_ = c.watchdog.SetMargin(cfg.LeaseMargin) // in range: see Config
+	}
+	if cfg.BatchSize > 0 {
+		_ = c.watchdog.SetBatchSize(cfg.BatchSize) // in range: see Config
 	}
 	if cfg.Observer != nil {
 		c.watchdog.OnRound(c.watchdogRound)

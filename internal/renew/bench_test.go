@@ -3,6 +3,7 @@ package renew_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -14,11 +15,13 @@ import (
 )
 
 // BenchmarkRound measures renewal rounds of n held locks on the package's
-// redis-server: one op is one round, one pipeline of n renewals. ns/op is
-// the round interval; round-ns is how long the pipeline took, cpu-ns/round
-// the process CPU per round (the watchdog is all that runs), and
-// allocs/op the allocations per round. Run with:
-// go test -run '^$' -bench Round ./watchdog
+// redis-server: one op is one round, the batches that renew n leases
+// (one pipeline of at most DefaultBatchSize renewals each). ns/op is the
+// round interval; batch-ns is how long a batch took on average,
+// batches/round how many a round had, cpu-ns/round the process CPU per
+// round (the watchdog is all that runs), and allocs/op the allocations
+// per round. Run with:
+// go test -run '^$' -bench Round ./internal/renew
 func BenchmarkRound(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		b.Run(fmt.Sprintf("leases=%d", n), func(b *testing.B) { benchmarkRound(b, n) })
@@ -79,25 +82,34 @@ func benchmarkRound(b *testing.B, n int) {
 			b.Fatal(err)
 		}
 	}
-	next := func() int64 {
-		for {
-			r := <-rounds
-			if r[0] >= int64(n) {
-				return r[1]
+	// next returns the time the batches of a round took, and how many.
+	next := func() (took, batches int64) {
+		for renewed := int64(0); renewed < int64(n); batches++ {
+			select {
+			case r := <-rounds:
+				renewed += r[0]
+				took += r[1]
+			case err := <-lost:
+				// No more renewals of it: a round would never end.
+				b.Fatalf("a lease lost: %v", err)
 			}
 		}
+		return took, batches
 	}
 	next()
 
-	var took int64
+	var took, batches int64
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for range b.N {
-		took += next()
+		t, k := next()
+		took += t
+		batches += k
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(took)/float64(b.N), "round-ns")
+	b.ReportMetric(float64(took)/float64(batches), "batch-ns")
+	b.ReportMetric(float64(batches)/float64(b.N), "batches/round")
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/round")
 	if len(lost) > 0 {
 		b.Errorf("%d leases lost: %v", len(lost), <-lost)
@@ -111,4 +123,48 @@ func cpuTime() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// BenchmarkLeaseHeap measures the watchdog's heap per lease: the Lease
+// Watch allocates and the watchdog's record of it, for n leases whose
+// Renewals exist beforehand. The lease is long enough that no renewal
+// goes out meanwhile. Run with:
+// go test -run '^$' -bench LeaseHeap ./internal/renew
+func BenchmarkLeaseHeap(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("leases=%d", n), func(b *testing.B) { benchmarkLeaseHeap(b, n) })
+	}
+}
+
+func benchmarkLeaseHeap(b *testing.B, n int) {
+	const timeout = time.Hour
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+	renewals := make([]renew.Renewal, n)
+	for i := range renewals {
+		renewals[i] = renew.Renewal{Script: lua.Renew(), Keys: []string{fmt.Sprint("heap:", i)}, Args: []any{timeout.Milliseconds(), "f"}}
+	}
+	lost := func(error) {}
+	var total uint64
+	for range b.N {
+		w := renew.New(rdb, timeout, nil)
+		before := heapAlloc()
+		sent := time.Now()
+		for _, r := range renewals {
+			if _, err := w.Watch(r, sent, lost); err != nil {
+				b.Fatal(err)
+			}
+		}
+		total += heapAlloc() - before
+		w.Close()
+	}
+	b.ReportMetric(float64(total)/float64(b.N*n), "heap-B/lease")
+}
+
+// heapAlloc is the live heap after a collection.
+func heapAlloc() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -2,8 +2,9 @@ package renew
 
 import "time"
 
-// Check has the watchdog renew the lease now, in a round of its own (or
-// as soon as the round in flight ends), rather than at its next
+// Check has the watchdog renew the lease now, in a batch of its own
+// ahead of any batch waiting to go (at once, or as soon as a batch out
+// is back when as many as may be are out), rather than at its next
 // interval: someone says the lock may be gone, a hint the renewal
 // settles. If the renewal finds the lock gone, lost is called with
 // reason gone rather than ErrGone; if it finds it held, nothing changes,
@@ -31,4 +32,18 @@ func (l *Lease) Check(gone error) {
 	default:
 		// run has a check to start already, which takes every due lease.
 	}
+}
+
+// checkedLocked forms the batches of the leases Check asked to renew,
+// ended ones left out, and clears the list. w.mu is held.
+func (w *Watchdog) checkedLocked() []batch {
+	var out []batch
+	for _, l := range w.due {
+		l.due = false
+		if !l.ended {
+			out = w.appendLocked(out, l)
+		}
+	}
+	w.due = nil
+	return out
 }

@@ -15,6 +15,11 @@ func (w *Watchdog) SetMargin(d time.Duration) error {
 	w.margin = d
 	for _, s := range w.schedules {
 		s.life = s.timeout - w.marginLocked(s.timeout)
+		for k := range s.slots {
+			// A wider margin brings deadlines sooner: have expire
+			// scan every slot.
+			s.slots[k].earliest = time.Time{}
+		}
 	}
 	w.mu.Unlock()
 	w.wake()
@@ -33,5 +38,5 @@ func (w *Watchdog) wake() {
 // deadlineLocked is when l is reported lost unless a renewal succeeds
 // first; w.mu is held.
 func (w *Watchdog) deadlineLocked(l *Lease) time.Time {
-	return l.renewed.Add(l.s.life)
+	return l.renewed.Add(l.slot.s.life)
 }

@@ -6,15 +6,24 @@
 // be gone; OnRound, for relock's statistics; and Len.
 //
 // Every interval (a third of the lease) the watchdog sends one renewal per
-// held lock, all in one pipeline, so a round costs one round trip per Redis
-// node, not one per lock. A lock may have a lease of its own
-// (Renewal.Timeout), renewed every third of that: the leases of each
-// timeout share their rounds, and a round also takes the leases of any
-// other timeout nearly due, so that a few short leases cost their own
-// rounds and the rest ride along. A go-redis cluster pipeline splits by
-// node, and a renewal touches only keys in its lock's slot, so rounds
-// never hit CROSSSLOT. Renewals go out as EVALSHA; those the server answers
-// NOSCRIPT (a restarted or flushed server) are sent again as EVAL.
+// held lock, in batches: a batch is one pipeline of at most the batch size
+// (SetBatchSize, DefaultBatchSize by default) renewals, one round trip per
+// Redis node, with a deadline of its own (the interval). The leases of a
+// timeout sit in 16 slots, each renewed at its own phase of the interval:
+// a few leases share one slot and so one batch an interval, as many as a
+// batch takes fill one slot after another, and beyond 16 batches' worth
+// they spread evenly over every slot, so that a client's renewals come as
+// a batch or a few every sixteenth of an interval, never as one burst
+// too large to answer within it. At most 4 batches are out at once: one
+// stuck on a dead connection holds back no other. A lock may have a
+// lease of its own (Renewal.Timeout), renewed every third of that: the
+// leases of each timeout have their own slots, and a batch also takes
+// the leases of any slot nearly due that fit in it, so that a few short
+// leases cost their own batches and the rest ride along. A go-redis
+// cluster pipeline splits by node, and a renewal touches only keys in
+// its lock's slot, so batches never hit CROSSSLOT. Renewals go out as
+// EVALSHA; those the server answers NOSCRIPT (a restarted or flushed
+// server) are sent again as EVAL.
 //
 // A lease ends in one of three ways: its owner calls Lease.Stop (unlock);
 // a renewal replies 0, meaning the lock is gone from Redis (ErrGone); or
@@ -23,9 +32,11 @@
 // keeps the lock until at least s + timeout on the server, whatever
 // delays the renewal met on its way, so the watchdog reports the loss a
 // margin (SetMargin) before s + timeout, s being the send time of the
-// last success. A Redis error is not a loss by itself: the watchdog keeps
-// trying until that deadline, a fifth of an interval (at most a second)
-// after each failed round.
+// last success. A Redis error, or a batch cut off at its deadline, is not
+// a loss by itself: the watchdog sends the leases of the failed batch's
+// slots again a fifth of an interval (at most a second) after each
+// failure, until that deadline. A lease is lost only when no renewal of
+// it succeeded for that long, however many leases the watchdog holds.
 package renew
 
 import (
@@ -77,7 +88,7 @@ type Lease struct {
 	w    *Watchdog
 	r    Renewal
 	lost Holder
-	s    *schedule // its timeout's
+	slot *slot // of its timeout's schedule
 
 	// Guarded by w.mu.
 	renewed time.Time // send time of the last acquire or renewal that succeeded
@@ -102,29 +113,33 @@ func (l *Lease) Stop() {
 	l.w.dropLocked(l)
 }
 
-// A Watchdog renews leases in batched rounds. Its goroutine runs from New
-// until Close.
+// A Watchdog renews leases in bounded batches. Its goroutine runs from
+// New until Close.
 type Watchdog struct {
 	rdb     redis.UniversalClient
 	timeout time.Duration
 	log     *slog.Logger
 
 	mu        sync.Mutex
-	leases    map[*Lease]struct{}
 	schedules map[time.Duration]*schedule // by timeout, for the leases' timeouts
+	count     int                         // leases in the schedules' slots
 	closed    bool
 	margin    time.Duration // see SetMargin
-	// armed (guarded by mu) is when run's expiry timer fires next; a
-	// lease whose deadline comes sooner wakes run through rearm
-	// (buffered, never closed) to set the timer again.
-	armed time.Time
-	rearm chan struct{}
+	size      int           // see SetBatchSize
+	// armed and ticking (guarded by mu) are when run's expiry timer and
+	// its tick fire next (ticking zero while no slot is waiting); a
+	// lease whose deadline comes sooner, or that makes a slot due
+	// sooner, wakes run through rearm (buffered, never closed) to set
+	// them again.
+	armed   time.Time
+	ticking time.Time
+	rearm   chan struct{}
 	// due (guarded by mu) lists the leases Check asked to renew now,
-	// for the next round; checks (buffered, never closed) tells run that
+	// in a batch of their own; checks (buffered, never closed) tells run that
 	// there are some.
 	due    []*Lease
 	checks chan struct{}
-	// onRound is told of each round that had leases (OnRound).
+	// onRound is told of each batch (OnRound).
 	onRound func(leases, failures, lost int, took time.Duration)
 
 	closing chan struct{} // closed by Close
@@ -146,9 +161,9 @@ func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Wa
 		rdb:       rdb,
 		timeout:   timeout,
 		log:       log,
-		leases:    make(map[*Lease]struct{}),
 		schedules: make(map[time.Duration]*schedule),
 		margin:    timeout / 10,
+		size:      DefaultBatchSize,
 		rearm:     make(chan struct{}, 1),
 		checks:    make(chan struct{}, 1),
 		closing:   make(chan struct{}),
@@ -159,9 +174,9 @@ func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Wa
 }
 
 // OnRound sets f to be called, from the watchdog's goroutine with no lock
-// held, after each round that had leases: how many, how many renewals
-// got no answer, how many found their lock gone, and how long the round
-// took. It must not block.
+// held, after each batch: how many leases it had, how many renewals got
+// no answer, how many leases were lost, and how long the batch took. It
+// must not block.
 func (w *Watchdog) OnRound(f func(leases, failures, lost int, took time.Duration)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -205,13 +220,23 @@ func (w *Watchdog) Start(l *Lease, r Renewal, acquired time.Time, h Holder) erro
 	if w.closed {
 		return ErrClosed
 	}
-	s, fresh := w.scheduleLocked(cmp.Or(r.Timeout, w.timeout), acquired)
+	s := w.scheduleLocked(cmp.Or(r.Timeout, w.timeout), acquired)
+	sl := w.slotLocked(s, acquired, time.Now())
+	if sl.leases == nil {
+		sl.leases = make(map[*Lease]struct{})
+	}
+	l.w, l.r, l.lost, l.renewed, l.slot = w, r, h, acquired, sl
+	deadline := w.deadlineLocked(l)
+	if len(sl.leases) == 0 || deadline.Before(sl.earliest) {
+		sl.earliest = deadline
+	}
+	sl.leases[l] = struct{}{}
 	s.leases++
-	l.w, l.r, l.lost, l.renewed, l.s = w, r, h, acquired, s
-	w.leases[l] = struct{}{}
-	if fresh || w.deadlineLocked(l).Before(w.armed) {
-		// A round to schedule, or a deadline before run's timer fires
-		// (an acquire sent long ago, a wide margin, a short lease).
+	w.count++
+	if w.ticking.IsZero() || sl.next.Before(w.ticking) || deadline.Before(w.armed) {
+		// A batch due before run's tick fires, or a deadline before its
+		// expiry timer does (an acquire sent long ago, a wide margin, a
+		// short lease).
 		w.wake()
 	}
 	return nil
@@ -221,7 +246,7 @@ func (w *Watchdog) Start(l *Lease, r Renewal, acquired time.Time, h Holder) erro
 func (w *Watchdog) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.leases)
+	return w.count
 }
 
 // Close ends every lease without calling lost and waits for the
@@ -232,10 +257,15 @@ func (w *Watchdog) Close() error {
 	first := !w.closed
 	if first {
 		w.closed = true
-		for l := range w.leases {
-			l.ended = true
+		for _, s := range w.schedules {
+			for k := range s.slots {
+				for l := range s.slots[k].leases {
+					l.ended = true
+				}
+				clear(s.slots[k].leases)
+			}
 		}
-		clear(w.leases)
+		w.count = 0
 		clear(w.schedules)
 		close(w.closing)
 	}
@@ -250,16 +280,15 @@ func (w *Watchdog) Close() error {
 	return err
 }
 
-// run owns the renewal rounds. It wakes when a schedule is due, and a
-// round renews the leases of every schedule due (collectLocked). At most
-// one round is in flight; a round that outlives the shortest interval is
-// cut off by its context's deadline (the client honours deadlines: see
-// deadlineClient), a schedule that fell due meanwhile goes as soon as it
-// ends, and the expiry timer keeps firing meanwhile, so a stalled server
-// cannot delay a loss report. A Check starts a round of the leases
-// checked, and of any schedule due, at once or as soon as the round in
-// flight ends. After a round with errors, the schedules of the leases
-// that failed are due again after their retry wait.
+// run owns the renewal batches. It wakes when a slot is due, queues the
+// batches of every slot due (collectLocked), and sends them, at most
+// inflight at once, each cut off by its context's deadline (the client
+// honours deadlines: see deadlineClient). A slot whose batches are out
+// is not due again until they are back; the expiry timer keeps firing
+// meanwhile, so a stalled server cannot delay a loss report. A Check
+// queues a batch of the leases checked ahead of the others. After a
+// batch with errors, the slots of the leases that failed are due again
+// after their retry wait.
 func (w *Watchdog) run() {
 	defer close(w.done)
 	// With no lease nearer its deadline, the expiry timer fires every
@@ -272,49 +301,40 @@ func (w *Watchdog) run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	results := make(chan round, 1)
-	inflight, checking := false, false
-	start := func() {
-		w.mu.Lock()
-		leases, cutoff := w.collectLocked(time.Now())
-		w.mu.Unlock()
-		if len(leases) > 0 {
-			inflight = true
-			go w.round(ctx, leases, cutoff, results)
-		}
-	}
+	results := make(chan batch, inflight)
+	var queue []batch
+	out := 0
 	for {
+		for ; out < inflight && len(queue) > 0; out++ {
+			go w.send(ctx, queue[0], results)
+			queue[0] = batch{}
+			queue = queue[1:]
+		}
 		next, scheduled, untilExpiry := w.untilNext(idle)
 		expiry.Reset(untilExpiry)
-		// While a round is in flight the tick waits: a schedule due
-		// goes when the round ends.
 		var ticks <-chan time.Time
-		if scheduled && !inflight {
+		if scheduled {
 			tick.Reset(next)
 			ticks = tick.C
 		}
 		select {
 		case <-w.closing:
 			cancel()
-			if inflight {
+			for ; out > 0; out-- {
 				<-results
 			}
 			return
 		case <-ticks:
-			start()
+			w.mu.Lock()
+			queue = append(queue, w.collectLocked(time.Now())...)
+			w.mu.Unlock()
 		case <-w.checks:
-			if inflight {
-				checking = true
-				break
-			}
-			start()
-		case r := <-results:
-			inflight = false
-			w.apply(r)
-			if checking {
-				checking = false
-				start()
-			}
+			w.mu.Lock()
+			queue = append(w.checkedLocked(), queue...)
+			w.mu.Unlock()
+		case b := <-results:
+			out--
+			w.apply(b)
 		case now := <-expiry.C:
 			w.expire(now)
 		case <-w.rearm:
@@ -322,12 +342,19 @@ func (w *Watchdog) run() {
 	}
 }
 
+// inflight bounds the batches a watchdog has out at once: a batch stuck
+// on a dead connection holds back no other, and a client's renewals use
+// a few of its pool's connections at most.
+const inflight = 4
+
 func (w *Watchdog) expire(now time.Time) {
 	var lost []*Lease
 	w.mu.Lock()
-	for l := range w.leases {
-		if !now.Before(w.deadlineLocked(l)) {
-			lost = append(lost, w.endLocked(l))
+	for _, s := range w.schedules {
+		for k := range s.slots {
+			if sl := &s.slots[k]; len(sl.leases) > 0 && !now.Before(sl.earliest) {
+				lost = w.scanLocked(sl, now, lost)
+			}
 		}
 	}
 	w.mu.Unlock()
