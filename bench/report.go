@@ -463,7 +463,7 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "\n## (d) Keeping %d held locks alive: one client, lease %d ms renewed every %d ms, %d rounds\n\n",
 			x0.Locks, x0.LeaseMs, x0.RenewMs, x0.Rounds)
 		b.WriteString("redsync and redislock renew nothing themselves; their rows run the pattern their docs suggest, a goroutine per lock calling Extend/Refresh on a ticker. " +
-			"**round trips**: pipelines for relock (all renewals of a round in one), single calls for the others.\n\n")
+			"**round trips**: pipelines for relock (a round's renewals in batches of at most 2000, a pipeline each), single calls for the others.\n\n")
 		t.header(2, "lock", "mechanism", "cmds/round", "round trips/round", "client CPU/round", "Redis CPU/round", "client memory/lock", "goroutines", "lost", "stuck")
 		for _, x := range r.Watchdog {
 			if x.Err != "" {
