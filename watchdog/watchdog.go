@@ -121,7 +121,12 @@ const DefaultBatchSize = renew.DefaultBatchSize
 // has its own deadline (the renewal interval), so a smaller batch
 // answers sooner on a slow server and a larger one costs fewer round
 // trips. It is relock's Options.WatchdogBatchSize.
-func (w *Watchdog) SetBatchSize(n int) error { return w.w.SetBatchSize(n) }
+func (w *Watchdog) SetBatchSize(n int) error {
+	if w == nil {
+		return errNil
+	}
+	return w.w.SetBatchSize(n)
+}
 
 // Close ends every lease without calling lost and waits for the
 // watchdog's goroutines to return. It is idempotent: only the first call

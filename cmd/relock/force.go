@@ -64,14 +64,8 @@ func forceCmd(ctx context.Context, e *env, args []string) error {
 	default:
 		return fmt.Errorf("%q is %s, which has no owner to force out: nothing changed", name, describe(l))
 	}
-	if !e.opts.yes {
-		ok, err := e.confirm(fmt.Sprintf("Force-unlock %q (%s), held by %s? Its holders lose it at once.", l.Name, kind(l), heldBy(l)))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("force-unlock of %q not confirmed: nothing changed (-yes skips the question)", name)
-		}
+	if err := e.approve(fmt.Sprintf("Force-unlock %q (%s), held by %s? Its holders lose it at once.", l.Name, kind(l), heldBy(l)), fmt.Sprintf("force-unlock of %q", name)); err != nil {
+		return err
 	}
 	released, err := e.forceUnlock(ctx, l)
 	switch {
@@ -107,14 +101,8 @@ func (e *env) forceGroup(ctx context.Context, l *inspect.Lock, values []string) 
 		return fmt.Errorf("group lock %q holds none of %s (hashed as %s; relock inspect %s shows the hashes held): nothing changed", name, strings.Join(values, ", "), e.opts.groupCodec, name)
 	}
 	what := fmt.Sprintf("%s of group lock %q", strings.Join(values, ", "), name)
-	if !e.opts.yes {
-		ok, err := e.confirm(fmt.Sprintf("Force-unlock %s, held by %s? Their holders lose them at once.", what, valueHolders(l)))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("force-unlock of %s not confirmed: nothing changed (-yes skips the question)", what)
-		}
+	if err := e.approve(fmt.Sprintf("Force-unlock %s, held by %s? Their holders lose them at once.", what, valueHolders(l)), "force-unlock of "+what); err != nil {
+		return err
 	}
 	rc, err := e.relockClient()
 	if err != nil {
@@ -153,6 +141,22 @@ func valueHolders(l *inspect.Lock) string {
 		}
 	}
 	return strings.Join(s, "; ")
+}
+
+// approve asks question unless -yes was given, and returns an error
+// saying that action changed nothing when the answer is no.
+func (e *env) approve(question, action string) error {
+	if e.opts.yes {
+		return nil
+	}
+	ok, err := e.confirm(question)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%s not confirmed: nothing changed (-yes skips the question)", action)
+	}
+	return nil
 }
 
 // confirm asks on standard error and reads the answer from standard

@@ -31,14 +31,8 @@ func (e *env) forcePermit(ctx context.Context, l *inspect.Lock, id string) error
 	if !held {
 		return fmt.Errorf("expirable semaphore %q has no permit %s held: nothing changed (relock inspect %s lists its permits)", l.Name, id, l.Name)
 	}
-	if !e.opts.yes {
-		ok, err := e.confirm(fmt.Sprintf("Release permit %s of %q? Its holder loses it at once.", id, l.Name))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("release of permit %s of %q not confirmed: nothing changed (-yes skips the question)", id, l.Name)
-		}
+	if err := e.approve(fmt.Sprintf("Release permit %s of %q? Its holder loses it at once.", id, l.Name), fmt.Sprintf("release of permit %s of %q", id, l.Name)); err != nil {
+		return err
 	}
 	rc, err := e.relockClient()
 	if err != nil {

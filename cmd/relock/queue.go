@@ -17,14 +17,8 @@ import (
 func (e *env) forceQueue(ctx context.Context, l *inspect.Lock) error {
 	name := l.Name
 	what := fmt.Sprintf("the fair queue of %q (%s; nobody holds the lock)", name, count(len(l.Queue), "waiter"))
-	if !e.opts.yes {
-		ok, err := e.confirm(fmt.Sprintf("Remove %s? Its first waiter that listens is handed the lock; one that is gone is dropped.", what))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("force-unlock of %s not confirmed: nothing changed (-yes skips the question)", what)
-		}
+	if err := e.approve(fmt.Sprintf("Remove %s? Its first waiter that listens is handed the lock; one that is gone is dropped.", what), "force-unlock of "+what); err != nil {
+		return err
 	}
 	rc, err := e.relockClient()
 	if err != nil {
