@@ -75,6 +75,29 @@ func newSplitClient(t *testing.T) *splitClient {
 	return s
 }
 
+// checkedEviction makes one acquire attempt that fails (try) and waits
+// for the client's one check of the master's eviction policy, which that
+// first attempt starts in the background when replica sync is off (INFO
+// memory): the check could otherwise dial the connection meant for the
+// waiter's subscription. A failed attempt holds nothing, so the client
+// does not subscribe to its notices yet. The check is seen as a
+// connection of s whose last command is INFO; a later command on that
+// connection may hide it, so the wait gives up quietly after 2s, by when
+// a check on loopback has long returned.
+func checkedEviction(t *testing.T, raw *redis.Client, s *splitClient, try func() error) {
+	t.Helper()
+	if err := try(); !errors.Is(err, relock.ErrNotAcquired) {
+		t.Fatalf("the warm-up attempt: %v, want ErrNotAcquired", err)
+	}
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, line := range strings.Split(raw.ClientList(context.Background()).Val(), "\n") {
+			if strings.Contains(line, " name="+s.Name+" ") && strings.Contains(line, " cmd=info") {
+				return
+			}
+		}
+	}
+}
+
 // TestResetMidWait: a waiter whose connection is reset while it waits
 // still gets the lock soon after the holder unlocks, well before the
 // holder's 30s lease could run out.
@@ -175,6 +198,7 @@ func TestResetMidWait(t *testing.T) {
 			}
 			t.Cleanup(func() { rc.Close() })
 			waiter := reentrant.New(rc, name, nil)
+			checkedEviction(t, raw, s, func() error { _, err := waiter.TryLock(bg, 0); return err })
 			s.subNext.Store(true) // the waiter's subscription, through sub
 			type result struct {
 				ctx context.Context

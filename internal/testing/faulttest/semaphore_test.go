@@ -99,6 +99,7 @@ func TestSemaphoreResetMidWait(t *testing.T) {
 			}
 			t.Cleanup(func() { rc.Close() })
 			waiter := semaphore.New(rc, name, nil)
+			checkedEviction(t, raw, s, func() error { return waiter.TryAcquire(bg, 1, 0) })
 			s.subNext.Store(true) // the waiter's subscription, through sub
 			type result struct {
 				at  time.Time
