@@ -14,6 +14,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/registry"
 	"github.com/relock-go/relock/internal/renew"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
@@ -140,7 +141,7 @@ func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, 
 	}
 	octx, done := s.c.StartAcquire(ctx, "permits", op, s.name)
 	a := newAttempt(s, ctx)
-	spec := wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.tag, Acquirer: a,
+	spec := wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.Tag, Acquirer: a,
 		Wake: s.wake, AlsoWake: hub.WakeCount,
 		Wait: bound, Done: done}
 	if err := wait.Acquire(octx, spec); err != nil {
@@ -154,29 +155,22 @@ func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, 
 // them apart from package semaphore's, which may share the channel.
 var lastTag atomic.Uint64
 
-// An attempt is the state of one Acquire, the wait loop's Acquirer. Its
-// fields are used by the wait loop's goroutine only.
+// An attempt is the state of one Acquire, the wait loop's Acquirer: its
+// waiter in the registry, and the permit once acquired. Its fields are
+// used by the wait loop's goroutine only.
 type attempt struct {
+	registry.Waiter
 	s      *Semaphore
-	tag    string  // the waiter's tag on its client's channel
-	member string  // its registry member, "<client id>:<tag>:1"
-	reg    any     // its registration time, as the last reply gave it
-	permit *Permit // once acquired
+	permit *Permit
 	// parent is the caller's context, which the permit's context
 	// derives from; the attempts run under the Observer's.
 	parent context.Context
-	// listened: an attempt ran listening, so the waiter may be
-	// registered, and leaves the registry when it gives up.
-	listened bool
-	// watch: the waiter is the watcher; watching: the wait loop was
-	// told to listen on the shared channel (wait.Outcome.Also).
-	watch, watching bool
 }
 
 // newAttempt begins an Acquire called with parent.
 func newAttempt(s *Semaphore, parent context.Context) *attempt {
 	tag := "p" + strconv.FormatUint(lastTag.Add(1), 10)
-	return &attempt{s: s, parent: parent, tag: tag, member: s.c.ID + ":" + tag + ":1", reg: int64(0)}
+	return &attempt{Waiter: registry.Make(s.c, s.keys[:5], tag, "1"), s: s, parent: parent}
 }
 
 // Attempt runs the acquire script once, with a fresh permit id: an
@@ -188,13 +182,10 @@ func newAttempt(s *Semaphore, parent context.Context) *attempt {
 // of a held permit).
 func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, error) {
 	s, c := a.s, a.s.c
-	if a.watch && !a.watching {
-		// Appointed watcher: listen on the shared channel first, and
-		// then (the wait loop tries again at once) look.
-		a.watching = true
-		return wait.Outcome{TTL: -1, Also: s.keys[1]}, nil
+	if o, ok := a.Watch(); ok {
+		return o, nil
 	}
-	a.listened = a.listened || listening
+	a.Try(listening)
 	id := newPermitID()
 	opctx, cancel := c.OpContext(ctx)
 	defer cancel()
@@ -202,71 +193,41 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	// expiry, on its own clock, after it.
 	sent := time.Now()
 	reply, err := c.EvalAcquire(opctx, core.NilReply, lua.PermitsAcquire(), s.keys, c.PublishArg(), id.raw, s.leaseMs,
-		a.member, core.Flag(listening), a.reg)
+		a.Member, core.Flag(listening), a.Reg)
 	if err != nil {
 		// The acquire may have run: its reply was lost, or the replicas
 		// did not confirm it. It may have registered the waiter, too:
 		// the next attempt looks (a registration time of -1).
 		s.undo(ctx, id)
-		a.reg = int64(-1)
+		a.Reg = int64(-1)
 		return wait.Outcome{}, err
 	}
 	if reply != nil {
-		w, err := lua.ParseWait(reply)
-		if err != nil {
-			return wait.Outcome{}, err
-		}
-		a.reg = w.Registered
-		a.watch = a.watch || w.Watcher
-		o := wait.Outcome{TTL: w.Sleep}
-		if a.watch {
-			a.watching = true
-			o.Also = s.keys[1]
-		}
-		return o, nil
+		return a.Wait(reply)
 	}
-	pctx, err := c.Granted(a.parent, s.holdKey(id), core.Grant{
+	// The hold protocol (core/protocol.go), whose attempt numbers a
+	// permit does not need: its fresh id makes a late attempt take
+	// nothing (undo).
+	pctx, err := c.Take(a.parent, s.holdKey(id), core.Grant{
 		Kind:     "permits",
 		Sent:     sent,
 		Lease:    s.lease,
 		Renewal:  s.renewal(id),
 		Releaser: (*onClose)(s),
-	})
+	}, func() { s.undo(ctx, id) })
 	if err != nil {
-		s.undo(ctx, id)
 		return wait.Outcome{}, err
 	}
 	a.permit = &Permit{s: s, id: id, ctx: pctx}
-	// The client hears of a force-unlock elsewhere (a permit released by
-	// id, as relock's command does) from its first hold on, as a lock's
-	// holder does.
-	c.Listen()
 	return wait.Outcome{Acquired: true}, nil
 }
 
-// Handoff reads a wake-up's note: "w" appoints the waiter watcher; "0"
-// (a permit it may take) needs nothing. Either way the wait loop tries
-// again: no release hands a permit over.
+// Handoff reads a wake-up's note (registry.Waiter.Note); "0" (a permit
+// it may take) needs nothing. Either way the wait loop tries again: no
+// release hands a permit over.
 func (a *attempt) Handoff(_ context.Context, note string) (bool, error) {
-	if note == "w" {
-		a.watch = true
-	}
+	a.Note(note)
 	return false, nil
-}
-
-// GiveUp takes a waiter that may be registered out of the registry,
-// passing on a permit a release woke it for and its watcher's role,
-// within core.Grace of ctx's end and then in the background
-// (core.Client.Settle).
-func (a *attempt) GiveUp(ctx context.Context) error {
-	if !a.listened {
-		return nil
-	}
-	s := a.s
-	return s.c.Settle(ctx, core.HoldKey{Name: s.name, Field: a.member}, func(ctx context.Context) error {
-		_, err := core.Eval(ctx, s.c.Redis, lua.SemaphoreGiveUp(), s.keys[:5], s.c.PublishArg(), a.member)
-		return err
-	})
 }
 
 // renewal is the watchdog's renewal of permit id: its expiry moves to

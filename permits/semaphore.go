@@ -250,7 +250,8 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 	// background: a release by id is safe to repeat (only the call that
 	// removes the id from the set adds it to the count).
 	key := s.holdKey(p)
-	defer s.c.EndUnlock(s.c.BeginUnlock(key))
+	u := s.c.BeginUnlock(key) // the hold protocol (core/protocol.go)
+	defer u.End()
 	var reply any
 	err = s.c.Settle(octx, key, func(ctx context.Context) error {
 		var err error
@@ -258,15 +259,14 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 		return err
 	})
 	if err != nil {
-		s.c.UnlockFailed(key, err)
+		_, _ = u.Done(ctx, nil, err)
 		return false, s.errorf("release", core.Ended(ctx, nil, err))
 	}
 	if reply != int64(1) {
-		s.c.Lost(s.name, key.Field)
-		return false, nil
+		reply = nil // the script's 0: no such permit
 	}
-	s.c.Released(key, false)
-	return true, nil
+	released, _ = u.Done(ctx, reply, nil)
+	return released, nil
 }
 
 // UpdateLease sets the permit with id to expire lease from now, and

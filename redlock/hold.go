@@ -9,8 +9,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
-	"github.com/relock-go/relock/internal/lua"
-	"github.com/relock-go/relock/internal/renew"
+	"github.com/relock-go/relock/internal/hashlock"
 )
 
 // granted records a successful attempt and returns the lock context: it
@@ -25,31 +24,24 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 			continue
 		}
 		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
-		nctx, err := node.Granted(ctx, key, core.Grant{
-			Sent:  a.start,
-			Lease: rl.opts.Lease,
-			Renewal: renew.Renewal{
-				Script: lua.Renew(),
-				Keys:   []string{rl.name},
-				Args:   []any{core.Millis(node.WatchdogTimeout), key.Field},
-			},
+		nctx, err := node.Take(ctx, key, core.Grant{
+			Sent:     a.start,
+			Lease:    rl.opts.Lease,
+			Renewal:  hashlock.HashRenewal(rl.keys[:1:1], core.Millis(node.WatchdogTimeout), key.Field, 0),
 			Releaser: releaser{rl, node},
-		})
-		if err != nil {
+		}, func() {
 			// The client closed: take back the holds recorded so far,
-			// as the undo takes back the acquires.
+			// as the round's undo takes back the acquires.
 			for j, n := range rl.nodes[:i] {
 				if nctxs[j] != nil {
-					n.Released(core.HoldKey{Name: rl.name, Field: n.Field(owner)}, a.had[j])
+					n.Untake(core.HoldKey{Name: rl.name, Field: n.Field(owner)}, a.had[j])
 				}
 			}
+		})
+		if err != nil {
 			return nil, fmt.Errorf("%s: %w", node.Server(), err)
 		}
 		nctxs[i] = nctx
-		// Each master's client hears of a force-unlock from its first
-		// hold on, as a lock's does; that it listens is also what
-		// tells an operator's doctor that its holder lives.
-		node.Listen()
 	}
 
 	var lctx context.Context
@@ -143,12 +135,11 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	replies := make([]any, len(rl.nodes))
 	errs := make([]error, len(rl.nodes))
 	closed := make([]bool, len(rl.nodes))
-	// A renewal that runs right after a master's unlock finds the lock
-	// gone there: the unlock's outcome, not that loss, ends the hold.
+	// Each master's unlock runs the hold protocol (core/protocol.go).
 	unlocking := make([]core.Unlocking, len(rl.nodes))
 	defer func() {
-		for i, node := range rl.nodes {
-			node.EndUnlock(unlocking[i])
+		for _, u := range unlocking {
+			u.End()
 		}
 	}()
 	var g errgroup.Group
@@ -186,18 +177,12 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 	}
 	_ = g.Wait()
 	released := 0
-	for i, node := range rl.nodes {
-		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
-		switch n, ok := replies[i].(int64); {
-		case closed[i]:
-		case errs[i] != nil:
-			node.UnlockFailed(key, errs[i])
-		case !ok && replies[i] != nil:
-		case replies[i] == nil:
-			node.Lost(rl.name, key.Field)
-		default:
+	for i, u := range unlocking {
+		if closed[i] {
+			continue
+		}
+		if held, _ := u.Done(context.Background(), replies[i], errs[i]); held {
 			released++
-			node.Released(key, n == 0)
 		}
 	}
 	rl.released(owner)

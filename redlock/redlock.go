@@ -345,7 +345,7 @@ type attempt struct {
 	had      []bool // the owner held the master's record before
 	errs     []error
 	// numbers are each master's attempt number
-	// (core.Client.NextAttempt): an undo records it as given up before
+	// (core.Client.BeginAttempt): an undo records it as given up before
 	// it unlocks, so that an acquire that runs late changes nothing.
 	numbers  []int64
 	validity time.Duration
@@ -394,7 +394,6 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 		field := node.Field(owner)
 		key := core.HoldKey{Name: rl.name, Field: field}
 		a.had[i] = node.Holding(key)
-		a.numbers[i] = node.NextAttempt()
 		g.Go(func() error {
 			base := ctx
 			if a.had[i] {
@@ -402,10 +401,12 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 			}
 			nctx, cancel := context.WithTimeout(base, rl.opts.NodeTimeout)
 			defer cancel()
-			if node.AwaitPending(nctx, key) != nil {
+			at, err := node.BeginAttempt(nctx, key) // the hold protocol (core/protocol.go)
+			if err != nil {
 				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), errReleasing)
 				return nil
 			}
+			a.numbers[i] = at.Number
 			reply, err := core.EvalWithin(nctx, node.Scripts, lua.Acquire(), rl.acquireKeys, rl.leaseOf(node), field, "0", a.numbers[i])
 			a.acquired[i] = err == nil && core.OneReply(reply)
 			if err != nil {

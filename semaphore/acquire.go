@@ -9,6 +9,7 @@ import (
 
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/registry"
 	"github.com/relock-go/relock/internal/wait"
 )
 
@@ -19,25 +20,14 @@ import (
 var lastTag atomic.Uint64
 
 // An attempt is one Acquire or TryAcquire call, as the wait loop
-// (internal/wait) sees it. Its waiter listens on its client's channel
-// for the semaphore (Semaphore.waiters), tagged with a number of its
-// own, where a release that can satisfy it wakes it ("<tag>:0"); while
-// it is the semaphore's watcher ("<tag>:w", or an attempt's reply), also
-// on the shared channel, where Redisson's releases are published
-// (internal/lua/semaphore_prelude.lua). Its fields are used by the wait
-// loop's goroutine only.
+// (internal/wait) sees it: its waiter in the registry, tagged with a
+// number of its own, where a release that can satisfy it wakes it
+// ("<tag>:0") or hands it its permits ("<tag>:g"). Its fields are used
+// by the wait loop's goroutine only.
 type attempt struct {
-	s      *Semaphore
-	n      any    // the permits wanted, boxed once for every attempt
-	tag    string // the waiter's tag on its client's channel
-	member string // its registry member, "<client id>:<tag>:<n>"
-	reg    any    // its registration time, as the last reply gave it
-	// listened: an attempt ran listening, so the waiter may be
-	// registered, and leaves the registry when it gives up.
-	listened bool
-	// watch: the waiter is the watcher; watching: the wait loop was
-	// told to listen on the shared channel (wait.Outcome.Also).
-	watch, watching bool
+	registry.Waiter
+	s *Semaphore
+	n any // the permits wanted, boxed once for every attempt
 	// left: the caller's ctx ended while an acquire ran, which goes on
 	// in the background (core.ErrInBackground) and may take the grant a
 	// "<tag>:g" announces: the wait must end without taking it.
@@ -46,7 +36,7 @@ type attempt struct {
 
 func newAttempt(s *Semaphore, n int64) *attempt {
 	tag := "g" + strconv.FormatUint(lastTag.Add(1), 10)
-	return &attempt{s: s, n: n, tag: tag, member: s.c.ID + ":" + tag + ":" + strconv.FormatInt(n, 10), reg: int64(0)}
+	return &attempt{Waiter: registry.Make(s.c, s.keys, tag, strconv.FormatInt(n, 10)), s: s, n: n}
 }
 
 // Attempt runs the acquire script once, on its own context
@@ -65,25 +55,21 @@ func newAttempt(s *Semaphore, n int64) *attempt {
 // matching relock.ErrNotAcquired, as Redisson's tryAcquire does.
 func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, error) {
 	s, c := a.s, a.s.c
-	if a.watch && !a.watching {
-		// Appointed watcher: listen on the shared channel first, and
-		// then (the wait loop tries again at once) look.
-		a.watching = true
-		return wait.Outcome{TTL: -1, Also: s.channel}, nil
+	if o, ok := a.Watch(); ok {
+		return o, nil
 	}
 	if a.left {
 		return wait.Outcome{}, core.Ended(ctx, core.ErrNotAcquired, ctx.Err())
 	}
-	a.listened = a.listened || listening
-	n, member := a.n, a.member
-	// An undo of this wait's last acquire still under way in the
-	// background must land first.
-	if err := c.AwaitPending(ctx, core.HoldKey{Name: s.name, Field: member}); err != nil {
+	a.Try(listening)
+	n, member := a.n, a.Member
+	at, err := c.BeginAttempt(ctx, core.HoldKey{Name: s.name, Field: member}) // the hold protocol (core/protocol.go)
+	if err != nil {
 		return wait.Outcome{}, err
 	}
-	number := c.NextAttempt()
+	number := at.Number
 	acks := s.takeAcks()
-	args := []any{c.PublishArg(), n, member, core.Flag(listening), a.reg, acks.arg(), number, c.WatchdogArg}
+	args := []any{c.PublishArg(), n, member, core.Flag(listening), a.Reg, acks.arg(), number, c.WatchdogArg}
 	reply, err := c.Outlive(ctx, func(ctx context.Context) (any, error) {
 		return c.EvalAcquire(ctx, took, lua.SemaphoreAcquire(), s.keys, args...)
 	}, func(ctx context.Context, reply any, err error) {
@@ -99,7 +85,7 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 			_ = core.Retry(ctx, func(ctx context.Context) error { return s.undo(ctx, member, number) })
 		}
 		if listening {
-			_ = core.Retry(ctx, func(ctx context.Context) error { return s.giveUp(ctx, member) })
+			_ = core.Retry(ctx, a.Leave)
 		}
 	})
 	if err != nil {
@@ -125,7 +111,7 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		// Undo it before the wait goes on or gives up. It may have
 		// registered the waiter, and a walk may have handed it permits
 		// since: the next attempt looks (a registration time of -1).
-		a.reg = int64(-1)
+		a.Reg = int64(-1)
 		if uerr := c.Settle(ctx, core.HoldKey{Name: s.name, Field: member}, func(ctx context.Context) error {
 			return s.undo(ctx, member, number)
 		}); uerr != nil {
@@ -136,60 +122,33 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		s.addTakes(a.taken(number))
 		return wait.Outcome{Acquired: true}, nil
 	}
-	w, err := lua.ParseWait(reply)
-	if err != nil {
-		return wait.Outcome{}, err
-	}
-	a.reg = w.Registered
-	a.watch = a.watch || w.Watcher
-	o := wait.Outcome{TTL: w.Sleep}
-	if a.watch {
-		a.watching = true
-		o.Also = s.channel
-	}
-	return o, nil
+	return a.Wait(reply)
 }
 
 // Handoff reads a wake-up's note: "g" hands the waiter its permits, and
-// the client acknowledges the grant with its next call (acks.go); "w"
-// appoints the waiter watcher; "0" (permits it can take, from an
-// expirable permits' script) needs nothing, and the wait loop tries
-// again.
+// the client acknowledges the grant with its next call (acks.go); other
+// notes as registry.Waiter.Note reads them, and "0" (permits it can take,
+// from an expirable permits' script) needs nothing: the wait loop tries
+// again. A give-up (registry.Waiter.GiveUp) returns permits handed to
+// the waiter that it did not take.
 func (a *attempt) Handoff(ctx context.Context, note string) (bool, error) {
-	switch note {
-	case "g":
-		if a.left {
-			// The acquire left running may have taken these permits
-			// (and then gives them back); the give-up returns them
-			// otherwise.
-			return false, core.Ended(ctx, core.ErrNotAcquired, ctx.Err())
-		}
-		a.s.addAck(a.member)
-		return true, nil
-	case "w":
-		a.watch = true
+	if note != "g" {
+		a.Note(note)
+		return false, nil
 	}
-	return false, nil
-}
-
-// GiveUp takes a waiter that may be registered out of the registry,
-// returning permits handed to it that it did not take and passing on
-// its watcher's role, within core.Grace of ctx's end and then in the
-// background (core.Client.Settle).
-func (a *attempt) GiveUp(ctx context.Context) error {
-	if !a.listened {
-		return nil
+	if a.left {
+		// The acquire left running may have taken these permits (and
+		// then gives them back); the give-up returns them otherwise.
+		return false, core.Ended(ctx, core.ErrNotAcquired, ctx.Err())
 	}
-	s := a.s
-	return s.c.Settle(ctx, core.HoldKey{Name: s.name, Field: a.member}, func(ctx context.Context) error {
-		return s.giveUp(ctx, a.member)
-	})
+	a.s.addAck(a.Member)
+	return true, nil
 }
 
 // taken is the record of the attempt's acquire number when it took its
 // permits (internal/lua/semaphore_prelude.lua, "The attempts").
 func (a *attempt) taken(number int64) string {
-	return "t:" + strconv.FormatInt(number, 10) + ":" + a.member
+	return "t:" + strconv.FormatInt(number, 10) + ":" + a.Member
 }
 
 // took reports the acquire script's reply 1: the permits were taken.

@@ -146,7 +146,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 	octx, done := s.c.StartAcquire(ctx, "semaphore", oop, s.name)
 	// The waiter listens on its client's channel and, while it is the
 	// watcher, on the shared one (wait.Outcome.Also).
-	err = wait.Acquire(octx, wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.tag, Acquirer: a,
+	err = wait.Acquire(octx, wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.Tag, Acquirer: a,
 		Wake: s.wake, AlsoWake: hub.WakeCount,
 		Wait: bound, Done: done})
 	if err != nil {
@@ -210,14 +210,6 @@ func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
 // nothing when it runs late.
 func (s *Semaphore) undo(ctx context.Context, member string, number int64) error {
 	_, err := core.Eval(ctx, s.c.Redis, lua.SemaphoreUndo(), s.keys, s.c.PublishArg(), member, number, s.c.WatchdogArg)
-	return err
-}
-
-// giveUp takes registry member, a waiter of this client, out of the
-// registry, or returns the permits handed to it when it had not taken
-// them (internal/lua/semaphore_give_up.lua).
-func (s *Semaphore) giveUp(ctx context.Context, member string) error {
-	_, err := core.Eval(ctx, s.c.Redis, lua.SemaphoreGiveUp(), s.keys, s.c.PublishArg(), member)
 	return err
 }
 

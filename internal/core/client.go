@@ -80,7 +80,7 @@ type Client struct {
 	evict   evictions  // the masters told of for eviction (evict.go)
 	notices notices    // listening for force-unlock notices (notice.go)
 
-	// attempts numbers acquire attempts (NextAttempt).
+	// attempts numbers acquire attempts (nextAttempt).
 	attempts atomic.Int64
 }
 

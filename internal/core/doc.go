@@ -44,7 +44,7 @@
 //  3. pubsubMode.mu, then background.mu (a probe starts under the
 //     first);
 //  4. holdTable.mu, then an owner's tracker.mu (leak.go), then
-//     renew.Watchdog.mu (Granted starts a lease under holdTable.mu);
+//     renew.Watchdog.mu (granted starts a lease under holdTable.mu);
 //  5. syncs.mu, a leaf; evictions.mu, a leaf;
 //  6. a Pipe's batcher.mu (pipe.go), a leaf: released before a call is
 //     sent and before a batch's goroutine starts (background.mu).

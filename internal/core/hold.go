@@ -106,12 +106,10 @@ type hold struct {
 	owner *owner
 	stack []uintptr
 
-	// unlocking counts the last-hold unlocks under way (BeginUnlock),
-	// whose scripts may free the lock before Released ends the hold, and
-	// lost is a loss the lease reported meanwhile, which EndUnlock applies
-	// unless the unlock's outcome ended the hold first: a renewal that
-	// runs right after the unlock's script finds the lock gone, and must
-	// not end an unlocked hold as lost. Both guarded by holdTable.mu.
+	// unlocking counts the last-hold unlocks under way (BeginUnlock,
+	// protocol.go), and lost is a loss the lease reported meanwhile,
+	// which Unlocking.End applies unless the unlock's outcome ended the
+	// hold first. Both guarded by holdTable.mu.
 	unlocking int
 	lost      error
 
@@ -206,20 +204,20 @@ type Grant struct {
 	Handoff bool
 }
 
-// ErrHoldTaken is Granted's answer to a Handoff grant for a key that has
+// ErrHoldTaken is Take's answer to a Handoff grant for a key that has
 // a hold already: another call of the same owner took the lock first,
 // and Redis counts one hold for both. The caller acquires again as a
 // re-entry instead.
 var ErrHoldTaken = errors.New("relock: the owner's hold was taken by another call")
 
-// Granted records an acquire for key and returns the caller's lock
+// granted records an acquire for key (Take) and returns the caller's lock
 // context: a child of ctx cancelled with cause ErrLockLost when the lease
 // is lost and, for a fixed lease, with a deadline at the lease's end. It
 // fails with ErrClosed when the client closed during the acquire; the
 // caller then undoes the acquire. For an owner a Lock call made, the
 // context is a handle that the hold does not reference, so that a
 // forgotten Unlock is found (leak.go).
-func (c *Client) Granted(ctx context.Context, key HoldKey, g Grant) (context.Context, error) {
+func (c *Client) granted(ctx context.Context, key HoldKey, g Grant) (context.Context, error) {
 	c.holds.mu.Lock()
 	defer c.holds.mu.Unlock()
 	h := c.holds.m[key]
@@ -331,7 +329,7 @@ func (h *hold) LeaseLost(reason error) {
 	t.mu.Lock()
 	if h.unlocking > 0 && h.count == 1 && t.m[h.key] == h {
 		// The owner's unlock may have freed the lock: its outcome
-		// decides (EndUnlock).
+		// decides (protocol.go).
 		if h.lost == nil {
 			h.lost = reason
 		}
@@ -341,56 +339,6 @@ func (h *hold) LeaseLost(reason error) {
 	t.removeLocked(h.key, h)
 	t.mu.Unlock()
 	h.end(fmt.Errorf("%w: %w", ErrLockLost, reason))
-}
-
-// An Unlocking is an unlock under way of a hold (BeginUnlock).
-type Unlocking struct {
-	h     *hold // the hold whose last local hold is being unlocked, or nil
-	holds int   // the key's local holds when the unlock began
-}
-
-// Holds reports how many local holds the key had when the unlock began,
-// read under the same lock of the table as BeginUnlock's mark.
-func (u Unlocking) Holds() int { return u.holds }
-
-// BeginUnlock tells key's hold that an unlock of its last local hold is
-// about to be sent, so that a loss its lease reports before the unlock's
-// outcome is known (a renewal that ran after the unlock's script freed
-// the lock) waits for that outcome; the caller defers EndUnlock.
-func (c *Client) BeginUnlock(key HoldKey) Unlocking {
-	t := &c.holds
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	h := t.m[key]
-	if h == nil {
-		return Unlocking{}
-	}
-	if h.count != 1 {
-		return Unlocking{holds: h.count}
-	}
-	h.unlocking++
-	return Unlocking{h: h, holds: 1}
-}
-
-// EndUnlock ends an unlock that BeginUnlock began: a loss reported
-// meanwhile ends the hold now, unless the unlock's outcome (Released,
-// UnlockFailed, Lost) ended it already.
-func (c *Client) EndUnlock(u Unlocking) {
-	h := u.h
-	if h == nil {
-		return
-	}
-	t := &c.holds
-	t.mu.Lock()
-	h.unlocking--
-	lost := h.lost
-	if h.unlocking > 0 || lost == nil || !t.removeLocked(h.key, h) {
-		t.mu.Unlock()
-		return
-	}
-	h.lost = nil
-	t.mu.Unlock()
-	h.end(fmt.Errorf("%w: %w", ErrLockLost, lost))
 }
 
 // forget drops a fixed-lease hold whose lease has ended, then cancels its
@@ -425,18 +373,12 @@ func (c holdCtx) Deadline() (time.Time, bool) {
 	return end, true
 }
 
-// Released records an unlock whose script reported remaining = true
-// (holds remain) or false (the lock is released). An unlock that leaves
-// local holds ends the latest re-entry's context (ReleasedBy).
-func (c *Client) Released(key HoldKey, remaining bool) {
-	c.ReleasedBy(context.Background(), key, remaining)
-}
-
-// ReleasedBy is Released for an Unlock given ctx: when local holds
-// remain, the Lock call whose context ctx is ends, its context cancelled
-// with cause ErrUnlocked, or the latest re-entry when ctx is none of the
-// hold's re-entries (unlockedLocked).
-func (c *Client) ReleasedBy(ctx context.Context, key HoldKey, remaining bool) {
+// released records an unlock, given ctx, whose script reported
+// remaining = true (holds remain) or false (the lock is released): when
+// local holds remain, the Lock call whose context ctx is ends, its
+// context cancelled with cause ErrUnlocked, or the latest re-entry when
+// ctx is none of the hold's re-entries (unlockedLocked).
+func (c *Client) released(ctx context.Context, key HoldKey, remaining bool) {
 	h := c.holds.drop(ctx, key, remaining)
 	switch {
 	case h == nil:
@@ -454,12 +396,10 @@ func (c *Client) ReleasedBy(ctx context.Context, key HoldKey, remaining bool) {
 	}
 }
 
-// UnlockFailed records an unlock whose outcome is unknown (Redis did not
-// answer): one local hold goes, as for an unlock. After the last, renewal
-// stops and the lock's contexts are cancelled with cause ErrUnlocked (the
-// owner let go): the lock, if it is still held, is left to expire with
-// its lease rather than renewed for an owner that has let go of it.
-func (c *Client) UnlockFailed(key HoldKey, err error) {
+// unlockFailed records an unlock Redis did not answer (protocol.go):
+// one local hold goes, and after the last the lock's contexts are
+// cancelled with cause ErrUnlocked.
+func (c *Client) unlockFailed(key HoldKey, err error) {
 	if h := c.holds.drop(context.Background(), key, true); h != nil {
 		h.end(fmt.Errorf("%w, but Redis did not confirm it (%v): the lock is released in the background once Redis answers, or when its lease runs out", ErrUnlocked, err))
 	}
@@ -486,10 +426,10 @@ func (t *holdTable) drop(ctx context.Context, key HoldKey, keep bool) *hold {
 	return h
 }
 
-// Lost ends the local holds on name of field's owner (every owner's for
+// lost ends the local holds on name of field's owner (every owner's for
 // "") with ErrLockLost: the unlock script found no hold. A force-unlock's
 // are ended by ForceUnlocked (notice.go).
-func (c *Client) Lost(name string, field string) {
+func (c *Client) lost(name string, field string) {
 	for _, h := range c.holds.removeIf(name, func(f string) bool { return field == "" || f == field }) {
 		h.end(fmt.Errorf("%w: lock released by someone else or expired", ErrLockLost))
 	}

@@ -14,7 +14,7 @@ import (
 // An acquire attempt whose reply was lost may so run after the undo or
 // the give-up sent for it, and take the lock, join a queue or register
 // a waiter for a call that has returned. Each attempt therefore carries
-// a number (NextAttempt), and before its undo or give-up a call records
+// a number (nextAttempt), and before its undo or give-up a call records
 // the highest number it gave up in relock's record of given-up attempts
 // (Bury, layout.LockGone); an acquire script finds a late attempt there
 // (relock_prelude.lua's late) and changes nothing. The undo that follows
@@ -29,11 +29,11 @@ var burySrc string
 
 var bury = redis.NewScript(burySrc)
 
-// NextAttempt returns a number for an acquire attempt: above every
+// nextAttempt returns a number for an acquire attempt: above every
 // number the client gave before, so that a record of given-up attempts
 // never makes a later attempt of the same owner late. It is an argument
 // of the acquire scripts, boxed.
-func (c *Client) NextAttempt() int64 { return c.attempts.Add(1) }
+func (c *Client) nextAttempt() int64 { return c.attempts.Add(1) }
 
 // Bury records in gone, relock's record of given-up attempts of a lock,
 // that field's attempts numbered up to last were given up, for ttl:

@@ -20,7 +20,7 @@ import (
 // same atomic step as the deletion; the forcing client publishes the
 // lock's name on the channel of each other relock client among them
 // (layout.ClientChannel, ForceUnlocked); a client listens there from its
-// first hold on (Listen) and has each of its holds on that lock checked
+// first hold on (listen) and has each of its holds on that lock checked
 // in Redis rather than ended (notice): the notice is only a hint, which
 // may come late or from anyone, and Redis has the last word.
 //
@@ -40,16 +40,16 @@ var (
 // notices is whether the client listens on its channel
 // (layout.ClientChannel).
 type notices struct {
-	listening atomic.Bool // Listen began, and has not failed since
+	listening atomic.Bool // listen began, and has not failed since
 }
 
-// Listen has the client listen on its channel for notices, once: the
+// listen has the client listen on its channel for notices, once: the
 // first call subscribes in the background and returns at once, so that
 // an acquire never waits for it; later calls return at once. A subscription that
 // could not be made (the hub closed, or the cluster layout could not be
 // read within OpTimeout) is tried again at the next call. It may be
 // called only after Check or Begin returned nil.
-func (c *Client) Listen() {
+func (c *Client) listen() {
 	n := &c.notices
 	if n.listening.Load() || !n.listening.CompareAndSwap(false, true) {
 		return

@@ -116,16 +116,13 @@ func (a *acquire) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	case try:
 		mode = Try
 	}
-	// A clean-up of this owner's acquire or unlock that goes on in the
-	// background (an undo of an attempt whose reply was lost) must not
-	// undo this attempt's hold.
-	if err := l.C.AwaitPending(ctx, a.key); err != nil {
+	at, err := l.C.BeginAttempt(ctx, a.key) // the hold protocol (core/protocol.go)
+	if err != nil {
 		return wait.Outcome{}, err
 	}
 	opctx, cancel := l.C.OpContext(ctx)
 	defer cancel()
-	sent := time.Now()
-	a.last = l.C.NextAttempt()
+	a.last = at.Number
 	r, err := l.ops.Acquire(opctx, a.f, mode, a.last)
 	switch {
 	case core.NotSent(err):
@@ -141,7 +138,7 @@ func (a *acquire) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		a.refused = true
 		return wait.Outcome{}, r.Refused
 	case r.Acquired:
-		o, err := a.take(ctx, core.Grant{Sent: sent, Token: r.Token, Handoff: mode == Queued || mode == Claim})
+		o, err := a.take(ctx, core.Grant{Sent: at.Sent, Token: r.Token, Handoff: mode == Queued || mode == Claim})
 		if err == nil && !o.Acquired {
 			// Another call of the owner recorded the hold first: this
 			// one re-enters it, at once, so that a single try does not
@@ -151,7 +148,7 @@ func (a *acquire) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		return o, err
 	}
 	a.queued = a.queued || mode == Join || mode == Queued
-	a.asked = sent
+	a.asked = at.Sent
 	o := wait.Outcome{TTL: r.Sleep}
 	if f, ok := l.ops.(Foreigner); ok && r.Foreign {
 		o.Also = f.Foreign(a.key.Field)
@@ -246,18 +243,15 @@ func (a *acquire) take(ctx context.Context, g core.Grant) (wait.Outcome, error) 
 	l := a.l
 	g.Kind, g.Lease, g.Renewal, g.Releaser = l.Kind, l.Lease, l.renewal(a.f), l
 	g.Shown = l.Display
-	lctx, err := l.C.Granted(a.parent, a.key, g)
+	lctx, err := l.C.Take(a.parent, a.key, g, func() { l.abandon(ctx, a.key, a.f, a.last) })
 	switch {
 	case errors.Is(err, core.ErrHoldTaken):
 		a.queued = false
 		return wait.Outcome{}, nil
 	case err != nil:
-		l.abandon(ctx, a.key, a.f, a.last)
 		return wait.Outcome{}, err
 	}
 	a.lctx = lctx
-	// The client hears of a ForceUnlock elsewhere from its first hold on.
-	l.C.Listen()
 	return wait.Outcome{Acquired: true}, nil
 }
 
@@ -272,12 +266,15 @@ func (l *Lock) renewal(f Field) renew.Renewal {
 // get: the hash's lease (the lock's own, if SetRenewed gave it one),
 // while f's field exists.
 func (l *Lock) HashRenewal(f Field) renew.Renewal {
-	return renew.Renewal{
-		Script:  lua.Renew(),
-		Keys:    l.renewKeys[:],
-		Args:    []any{l.renewArg, f.Arg},
-		Timeout: l.renewed,
-	}
+	return HashRenewal(l.renewKeys[:], l.renewArg, f.Arg, l.renewed)
+}
+
+// HashRenewal is the renewal of field's holds on the lock hash keys[0]
+// (keys has that one key): the hash's lease set to leaseMs while field
+// exists in it. timeout is the lease renewed, 0 for the client's
+// WatchdogTimeout.
+func HashRenewal(keys []string, leaseMs, field any, timeout time.Duration) renew.Renewal {
+	return renew.Renewal{Script: lua.Renew(), Keys: keys, Args: []any{leaseMs, field}, Timeout: timeout}
 }
 
 // abandon undoes an acquire whose reply was lost, or that succeeded as

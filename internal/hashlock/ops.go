@@ -123,7 +123,7 @@ func (m Mode) Arg() any {
 // Lock.Release's, which Client.Shutdown's context bounds.
 type Ops interface {
 	// Acquire tries once for f, as mode asks. attempt is the attempt's
-	// number (core.Client.NextAttempt), to send with Lock.Gone: the
+	// number (core.Client.BeginAttempt), to send with Lock.Gone: the
 	// acquire script changes nothing, and replies LateReply, when a
 	// give-up recorded a number at least attempt's.
 	Acquire(ctx context.Context, f Field, mode Mode, attempt int64) (Result, error)

@@ -42,8 +42,8 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	}
 	// The unlock runs by ctx's deadline, or within core.Grace when ctx
 	// is done already (a lock context whose parent ended).
-	u := l.C.BeginUnlock(key)
-	defer l.C.EndUnlock(u)
+	u := l.C.BeginUnlock(key) // the hold protocol (core/protocol.go)
+	defer u.End()
 	holds := u.Holds()
 	cctx, cancel := l.C.CleanupContext(octx)
 	// Through the acquires' client: its connections are the ones the
@@ -56,7 +56,7 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		// Read ctx's end first: ending the hold below cancels ctx when
 		// it is one of the hold's own contexts.
 		ended := core.Ended(ctx, nil, err)
-		l.C.UnlockFailed(key, err)
+		_, _ = u.Done(ctx, nil, err)
 		// The owner's last hold, or a hold Redis may still have for an
 		// owner that holds none here (lost to a partition, say), is
 		// released in the background once Redis answers: an unlock sent
@@ -77,15 +77,12 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 		}
 		return l.errorf("unlock", ended)
 	}
-	if reply == nil {
-		l.C.Lost(l.Name, key.Field)
+	switch released, err := u.Done(ctx, reply, nil); {
+	case err != nil:
+		return l.errorf("unlock", err)
+	case !released:
 		return l.errorf("unlock", relock.ErrNotHeld)
 	}
-	n, ok := reply.(int64)
-	if !ok {
-		return l.errorf("unlock", fmt.Errorf("unexpected reply %v", reply))
-	}
-	l.C.ReleasedBy(ctx, key, n == 0)
 	return nil
 }
 

@@ -1,0 +1,109 @@
+// Package registry is a waiter's side of relock's registry of a
+// semaphore's waiters (internal/lua/semaphore_prelude.lua), which the
+// waits of package semaphore and of package permits share: the waiter's
+// member and registration, its role as the semaphore's watcher, and its
+// give-up.
+package registry
+
+import (
+	"context"
+
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/wait"
+)
+
+// A Waiter is one wait's place in a semaphore's registry. Its waits
+// listen on their client's channel for the semaphore, tagged Tag, where
+// a release that may satisfy them wakes them; while it is the
+// semaphore's watcher ("<tag>:w", or an attempt's reply), also on the
+// shared channel, where Redisson's releases are published. Its fields
+// are used by the wait loop's goroutine only.
+type Waiter struct {
+	c      *core.Client
+	name   string   // the semaphore's name
+	keys   []string // the semaphore's KEYS, as the give-up script takes them
+	Tag    string   // the waiter's tag on its client's channel
+	Member string   // its registry member, "<client id>:<tag>:<permits wanted>"
+	// Reg is the waiter's registration time, as the last reply gave it,
+	// which each attempt passes back; -1 when an attempt whose reply was
+	// lost may have registered it (the next attempt looks).
+	Reg any
+	// listened: an attempt ran listening, so the waiter may be
+	// registered, and leaves the registry when it gives up.
+	listened bool
+	// watch: the waiter is the watcher; watching: the wait loop was told
+	// to listen on the shared channel (wait.Outcome.Also).
+	watch, watching bool
+}
+
+// Make returns the waiter tagged tag, wanting want permits (its
+// decimal), of a wait on c for the semaphore whose KEYS are keys
+// (semaphore_prelude.lua's: keys[0] its name, keys[1] the shared
+// channel).
+func Make(c *core.Client, keys []string, tag, want string) Waiter {
+	return Waiter{c: c, name: keys[0], keys: keys, Tag: tag, Member: c.ID + ":" + tag + ":" + want, Reg: int64(0)}
+}
+
+// Watch reports whether an attempt is to end before its script runs,
+// with o: an appointed watcher listens on the shared channel first, and
+// then (the wait loop tries again at once) looks.
+func (w *Waiter) Watch() (o wait.Outcome, ok bool) {
+	if w.watch && !w.watching {
+		w.watching = true
+		return wait.Outcome{TTL: -1, Also: w.keys[1]}, true
+	}
+	return wait.Outcome{}, false
+}
+
+// Try records an attempt about to run its script, listening or not: a
+// listening one may register the waiter.
+func (w *Waiter) Try(listening bool) { w.listened = w.listened || listening }
+
+// Wait reads the reply of an attempt that took nothing (lua.ParseWait):
+// the waiter sleeps until a wake-up, or the time the reply gives (a
+// watcher's, the earliest expiry of a held permit, say).
+func (w *Waiter) Wait(reply any) (wait.Outcome, error) {
+	r, err := lua.ParseWait(reply)
+	if err != nil {
+		return wait.Outcome{}, err
+	}
+	w.Reg = r.Registered
+	w.watch = w.watch || r.Watcher
+	o := wait.Outcome{TTL: r.Sleep}
+	if w.watch {
+		w.watching = true
+		o.Also = w.keys[1]
+	}
+	return o, nil
+}
+
+// Note reads a wake-up's note for what the waiter keeps: "w" appoints
+// it watcher.
+func (w *Waiter) Note(note string) {
+	if note == "w" {
+		w.watch = true
+	}
+}
+
+// GiveUp takes a waiter that may be registered out of the registry,
+// passing on what a release handed or woke it for and its watcher's
+// role, within core.Grace of ctx's end and then in the background
+// (core.Client.Settle).
+func (w *Waiter) GiveUp(ctx context.Context) error {
+	if !w.listened {
+		return nil
+	}
+	return w.c.Settle(ctx, w.Key(), w.Leave)
+}
+
+// Leave runs the give-up script once (internal/lua/semaphore_give_up.lua).
+func (w *Waiter) Leave(ctx context.Context) error {
+	_, err := core.Eval(ctx, w.c.Redis, lua.SemaphoreGiveUp(), w.keys, w.c.PublishArg(), w.Member)
+	return err
+}
+
+// Key is the hold key of the waiter's clean-ups (core.Client.Detach).
+func (w *Waiter) Key() core.HoldKey {
+	return core.HoldKey{Name: w.name, Field: w.Member}
+}
