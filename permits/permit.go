@@ -173,13 +173,11 @@ func newAttempt(s *Semaphore, parent context.Context) *attempt {
 	return &attempt{Waiter: registry.Make(s.c, s.keys[:5], tag, "1"), s: s, parent: parent}
 }
 
-// Attempt runs the acquire script once, with a fresh permit id: an
-// attempt undone after a lost reply then removes its own permit and no
-// other, and its id, recorded as given up, makes it take nothing should
-// it run after the undo (undo). A permit not available leaves the waiter
-// registered when it listens, and nothing otherwise; it sleeps until a
-// wake-up, or the time the reply gives (a watcher's, the earliest expiry
-// of a held permit).
+// Attempt runs the acquire script once, with a fresh permit id, which
+// stands for the hold protocol's attempt number (core/protocol.go): its
+// undo removes its own permit and no other, and makes it take nothing
+// should it run late. A permit not available leaves the waiter
+// registered when it listens, and nothing otherwise.
 func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, error) {
 	s, c := a.s, a.s.c
 	if o, ok := a.Watch(); ok {
@@ -189,15 +187,13 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	id := newPermitID()
 	opctx, cancel := c.OpContext(ctx)
 	defer cancel()
-	// The lease bound rests on this instant: the server sets the permit's
-	// expiry, on its own clock, after it.
-	sent := time.Now()
+	sent := time.Now() // the lease bound's instant (core/protocol.go)
 	reply, err := c.EvalAcquire(opctx, core.NilReply, lua.PermitsAcquire(), s.keys, c.PublishArg(), id.raw, s.leaseMs,
 		a.Member, core.Flag(listening), a.Reg)
 	if err != nil {
 		// The acquire may have run: its reply was lost, or the replicas
-		// did not confirm it. It may have registered the waiter, too:
-		// the next attempt looks (a registration time of -1).
+		// did not confirm it. It may have registered the waiter, too
+		// (registry.Waiter.Reg).
 		s.undo(ctx, id)
 		a.Reg = int64(-1)
 		return wait.Outcome{}, err
@@ -205,9 +201,6 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	if reply != nil {
 		return a.Wait(reply)
 	}
-	// The hold protocol (core/protocol.go), whose attempt numbers a
-	// permit does not need: its fresh id makes a late attempt take
-	// nothing (undo).
 	pctx, err := c.Take(a.parent, s.holdKey(id), core.Grant{
 		Kind:     "permits",
 		Sent:     sent,
@@ -242,20 +235,12 @@ func (s *Semaphore) renewal(id permitID) renew.Renewal {
 
 // undo releases a permit that an attempt may have taken but does not
 // hand to its caller, and records its id as given up for the lease the
-// attempt would have set, in one script (lua.PermitsUndo). An
-// attempt whose reply was lost may still run on the server, after the
-// undo: Redis orders nothing across connections, and go-redis closes the
-// connection whose read a deadline cut, so the undo goes out on another.
-// Run before the undo, the attempt's permit is released by it; run after
-// it, the attempt finds its id recorded and takes nothing; one that runs
-// later than the record lasts holds its permit for a lease at most.
-//
-// The undo goes through the acquires' client, which neither retries nor
-// outwaits its deadline, within core.Grace of the caller's end and then
-// in the background (Settle), where it is sent again until Redis answers
-// or core.OpTimeout passes: it is safe to repeat, since only the call
-// that removes the id from the permits gives one back. A permit it
-// misses expires with its lease.
+// attempt would have set, in one script (lua.PermitsUndo): an attempt
+// that runs late (core/late.go) then takes nothing, and one that runs
+// later than the record lasts holds its permit for a lease at most. It
+// goes through the acquires' client, which neither retries nor outwaits
+// its deadline, bounded by Settle; it is safe to repeat, since only the
+// call that removes the id from the permits gives one back.
 func (s *Semaphore) undo(ctx context.Context, id permitID) {
 	_ = s.c.Settle(ctx, s.holdKey(id), func(ctx context.Context) error {
 		_, err := core.Eval(ctx, s.c.Scripts, lua.PermitsUndo(), s.keys, s.c.PublishArg(), id.raw, s.leaseMs)

@@ -63,7 +63,7 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	}
 	a.Try(listening)
 	n, member := a.n, a.Member
-	at, err := c.BeginAttempt(ctx, core.HoldKey{Name: s.name, Field: member}) // the hold protocol (core/protocol.go)
+	at, err := c.BeginAttempt(ctx, a.Key()) // the hold protocol (core/protocol.go)
 	if err != nil {
 		return wait.Outcome{}, err
 	}
@@ -107,12 +107,11 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		return wait.Outcome{}, err
 	case err != nil:
 		// The reply was lost (or Redis refused the script): the acquire
-		// may have run, or may run late, after anything sent since.
-		// Undo it before the wait goes on or gives up. It may have
-		// registered the waiter, and a walk may have handed it permits
-		// since: the next attempt looks (a registration time of -1).
+		// is undone (core/late.go) before the wait goes on or gives up.
+		// It may have registered the waiter, and a walk may have handed
+		// it permits since: the next attempt looks (registry.Waiter.Reg).
 		a.Reg = int64(-1)
-		if uerr := c.Settle(ctx, core.HoldKey{Name: s.name, Field: member}, func(ctx context.Context) error {
+		if uerr := c.Settle(ctx, a.Key(), func(ctx context.Context) error {
 			return s.undo(ctx, member, number)
 		}); uerr != nil {
 			err = fmt.Errorf("%w (undoing the acquire failed: %v)", err, uerr)

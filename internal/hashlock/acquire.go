@@ -278,17 +278,14 @@ func HashRenewal(keys []string, leaseMs, field any, timeout time.Duration) renew
 }
 
 // abandon undoes an acquire whose reply was lost, or that succeeded as
-// the client closed; attempt is its number. The attempt is first
-// recorded as given up (bury), so that it changes nothing if it runs
-// after that; one that ran before is undone by an unlock sent once the
-// record is made. For an owner that held no hold, the acquire either
-// failed or left exactly one hold, which a single unlock removes;
-// re-entries are left for the lease to end, as their count cannot be told
-// apart from holds the owner still uses. The unlock goes through the
-// acquires' client, which neither retries nor outwaits its deadline; it
-// gets core.Grace past the caller's end and then goes on in the
-// background (Settle), which the owner's next acquire waits for (an
-// unlock sent twice is harmless here: the second finds no hold).
+// the client closed; attempt is its number, recorded as given up (bury)
+// before the unlock is sent (core/late.go). For an owner that held no
+// hold, the acquire either failed or left exactly one hold, which a
+// single unlock removes; re-entries are left for the lease to end, as
+// their count cannot be told apart from holds the owner still uses. The
+// unlock goes through the acquires' client, which neither retries nor
+// outwaits its deadline, bounded by Settle (an unlock sent twice is
+// harmless here: the second finds no hold).
 func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field, attempt int64) {
 	holding := l.C.Holding(key)
 	undo := func(ctx context.Context) error {

@@ -13,15 +13,15 @@ import (
 	"github.com/relock-go/relock/internal/wait"
 )
 
-// A Waiter is one wait's place in a semaphore's registry. Its waits
-// listen on their client's channel for the semaphore, tagged Tag, where
-// a release that may satisfy them wakes them; while it is the
-// semaphore's watcher ("<tag>:w", or an attempt's reply), also on the
-// shared channel, where Redisson's releases are published. Its fields
-// are used by the wait loop's goroutine only.
+// A Waiter is one wait's place in a semaphore's registry. The wait
+// listens on its client's channel for the semaphore, tagged Tag, where a
+// release that may satisfy it wakes it; while it is the semaphore's
+// watcher ("<tag>:w", or an attempt's reply), also on the shared
+// channel, where Redisson's releases are published. Make sets c, keys,
+// Tag and Member, read-only after (Leave may run in the background); the
+// rest is used by the wait loop's goroutine only.
 type Waiter struct {
 	c      *core.Client
-	name   string   // the semaphore's name
 	keys   []string // the semaphore's KEYS, as the give-up script takes them
 	Tag    string   // the waiter's tag on its client's channel
 	Member string   // its registry member, "<client id>:<tag>:<permits wanted>"
@@ -42,7 +42,7 @@ type Waiter struct {
 // (semaphore_prelude.lua's: keys[0] its name, keys[1] the shared
 // channel).
 func Make(c *core.Client, keys []string, tag, want string) Waiter {
-	return Waiter{c: c, name: keys[0], keys: keys, Tag: tag, Member: c.ID + ":" + tag + ":" + want, Reg: int64(0)}
+	return Waiter{c: c, keys: keys, Tag: tag, Member: c.ID + ":" + tag + ":" + want, Reg: int64(0)}
 }
 
 // Watch reports whether an attempt is to end before its script runs,
@@ -105,5 +105,5 @@ func (w *Waiter) Leave(ctx context.Context) error {
 
 // Key is the hold key of the waiter's clean-ups (core.Client.Detach).
 func (w *Waiter) Key() core.HoldKey {
-	return core.HoldKey{Name: w.name, Field: w.Member}
+	return core.HoldKey{Name: w.keys[0], Field: w.Member}
 }
