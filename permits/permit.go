@@ -140,8 +140,9 @@ func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, 
 		op = observe.OpTryAcquire
 	}
 	octx, done := s.c.StartAcquire(ctx, "permits", op, s.name)
-	a := newAttempt(s, ctx)
-	spec := wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.Tag, Acquirer: a,
+	tag := "p" + strconv.FormatUint(lastTag.Add(1), 10)
+	a := newAttempt(s, ctx, tag)
+	spec := wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: tag, Acquirer: a,
 		Wake: s.wake, AlsoWake: hub.WakeCount,
 		Wait: bound, Done: done}
 	if err := wait.Acquire(octx, spec); err != nil {
@@ -167,10 +168,10 @@ type attempt struct {
 	parent context.Context
 }
 
-// newAttempt begins an Acquire called with parent.
-func newAttempt(s *Semaphore, parent context.Context) *attempt {
-	tag := "p" + strconv.FormatUint(lastTag.Add(1), 10)
-	return &attempt{Waiter: registry.Make(s.c, s.keys[:5], tag, "1"), s: s, parent: parent}
+// newAttempt begins an Acquire called with parent, whose waiter is
+// tagged tag.
+func newAttempt(s *Semaphore, parent context.Context, tag string) *attempt {
+	return &attempt{Waiter: s.registry.Waiter(tag, "1"), s: s, parent: parent}
 }
 
 // Attempt runs the acquire script once, with a fresh permit id, which

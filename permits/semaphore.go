@@ -11,6 +11,7 @@ import (
 	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/registry"
 	"github.com/relock-go/relock/observe"
 )
 
@@ -48,10 +49,12 @@ type Semaphore struct {
 	// echo marks speak of the shared channel, keys[1].
 	waiters string
 	wake    hub.Wake
-	lease   time.Duration // Options.Lease, whole milliseconds
-	err     error         // bad input found by New, returned by every method
-	leaseMs any           // the lease acquires set, in ms, boxed once
-	renewMs any           // the watchdog's lease, in ms, boxed once
+	// registry is its waiters' way to the registry, through keys[:5].
+	registry registry.Semaphore
+	lease    time.Duration // Options.Lease, whole milliseconds
+	err      error         // bad input found by New, returned by every method
+	leaseMs  any           // the lease acquires set, in ms, boxed once
+	renewMs  any           // the watchdog's lease, in ms, boxed once
 }
 
 // errNil is the error of every operation of a nil *Semaphore.
@@ -86,6 +89,7 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 		}
 	}
 	s.wake = hub.WakeTagged(s.keys[1])
+	s.registry.Init(s.c, s.keys[:5])
 	if s.c != nil {
 		s.waiters = layout.SemaphoreClientChannel(name, s.c.ID)
 		s.renewMs = core.Millis(s.c.WatchdogTimeout)

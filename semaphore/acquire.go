@@ -34,9 +34,9 @@ type attempt struct {
 	left bool
 }
 
-func newAttempt(s *Semaphore, n int64) *attempt {
-	tag := "g" + strconv.FormatUint(lastTag.Add(1), 10)
-	return &attempt{Waiter: registry.Make(s.c, s.keys, tag, strconv.FormatInt(n, 10)), s: s, n: n}
+// newAttempt begins a call for n permits, whose waiter is tagged tag.
+func newAttempt(s *Semaphore, n int64, tag string) *attempt {
+	return &attempt{Waiter: s.registry.Waiter(tag, strconv.FormatInt(n, 10)), s: s, n: n}
 }
 
 // Attempt runs the acquire script once, on its own context

@@ -3,6 +3,7 @@ package semaphore
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/relock-go/relock"
@@ -10,6 +11,7 @@ import (
 	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/registry"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
 )
@@ -48,8 +50,10 @@ type Semaphore struct {
 	// relock_semaphore_attempts:{<name>}: the scripts' KEYS
 	// (internal/lua/semaphore_prelude.lua).
 	keys []string
-	ttl  any   // Options.TTL in ms as a script argument, "0" for none
-	err  error // bad input found by New, returned by every method
+	// registry is its waiters' way to the registry, through keys.
+	registry registry.Semaphore
+	ttl      any   // Options.TTL in ms as a script argument, "0" for none
+	err      error // bad input found by New, returned by every method
 }
 
 // errNil is the error of every operation of a nil *Semaphore.
@@ -73,6 +77,7 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 	s.keys = []string{name, s.channel, layout.SemaphoreWaiters(name),
 		layout.SemaphoreWatcher(name), layout.SemaphoreClientChannels(name), layout.SemaphoreGrants(name),
 		layout.SemaphoreAttempts(name)}
+	s.registry.Init(s.c, s.keys)
 	if s.c != nil {
 		s.waiters = layout.SemaphoreClientChannel(name, s.c.ID)
 	}
@@ -138,7 +143,8 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 		return err
 	}
 	defer end()
-	a := newAttempt(s, n)
+	tag := "g" + strconv.FormatUint(lastTag.Add(1), 10)
+	a := newAttempt(s, n, tag)
 	oop := observe.OpAcquire
 	if bound >= 0 {
 		oop = observe.OpTryAcquire
@@ -146,7 +152,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 	octx, done := s.c.StartAcquire(ctx, "semaphore", oop, s.name)
 	// The waiter listens on its client's channel and, while it is the
 	// watcher, on the shared one (wait.Outcome.Also).
-	err = wait.Acquire(octx, wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: a.Tag, Acquirer: a,
+	err = wait.Acquire(octx, wait.Spec{Hub: s.c.Hub(), Channel: s.waiters, Tag: tag, Acquirer: a,
 		Wake: s.wake, AlsoWake: hub.WakeCount,
 		Wait: bound, Done: done})
 	if err != nil {

@@ -13,18 +13,35 @@ import (
 	"github.com/relock-go/relock/internal/wait"
 )
 
+// A Semaphore is a semaphore as its waiters reach its registry: a
+// semaphore of package semaphore or permits keeps one, set by Init and
+// read-only after, which each of its waiters points to.
+type Semaphore struct {
+	c    *core.Client
+	keys []string // the semaphore's KEYS, as the give-up script takes them
+}
+
+// Init sets s up for the semaphore on c whose KEYS are keys
+// (semaphore_prelude.lua's: keys[0] its name, keys[1] the shared
+// channel).
+func (s *Semaphore) Init(c *core.Client, keys []string) { s.c, s.keys = c, keys }
+
+// Waiter returns the waiter of a wait tagged tag wanting want permits
+// (a decimal).
+func (s *Semaphore) Waiter(tag, want string) Waiter {
+	return Waiter{s: s, Member: s.c.ID + ":" + tag + ":" + want, Reg: int64(0)}
+}
+
 // A Waiter is one wait's place in a semaphore's registry. The wait
-// listens on its client's channel for the semaphore, tagged Tag, where a
-// release that may satisfy it wakes it; while it is the semaphore's
-// watcher ("<tag>:w", or an attempt's reply), also on the shared
-// channel, where Redisson's releases are published. Make sets c, keys,
-// Tag and Member, read-only after (Leave may run in the background); the
-// rest is used by the wait loop's goroutine only.
+// listens on its client's channel for the semaphore, under its tag,
+// where a release that may satisfy it wakes it; while it is the
+// semaphore's watcher ("<tag>:w", or an attempt's reply), also on the
+// shared channel, where Redisson's releases are published. Member is
+// read-only (Leave may run in the background); the rest is used by the
+// wait loop's goroutine only.
 type Waiter struct {
-	c      *core.Client
-	keys   []string // the semaphore's KEYS, as the give-up script takes them
-	Tag    string   // the waiter's tag on its client's channel
-	Member string   // its registry member, "<client id>:<tag>:<permits wanted>"
+	s      *Semaphore
+	Member string // its registry member, "<client id>:<tag>:<permits wanted>"
 	// Reg is the waiter's registration time, as the last reply gave it,
 	// which each attempt passes back; -1 when an attempt whose reply was
 	// lost may have registered it (the next attempt looks).
@@ -37,21 +54,13 @@ type Waiter struct {
 	watch, watching bool
 }
 
-// Make returns the waiter tagged tag, wanting want permits (its
-// decimal), of a wait on c for the semaphore whose KEYS are keys
-// (semaphore_prelude.lua's: keys[0] its name, keys[1] the shared
-// channel).
-func Make(c *core.Client, keys []string, tag, want string) Waiter {
-	return Waiter{c: c, keys: keys, Tag: tag, Member: c.ID + ":" + tag + ":" + want, Reg: int64(0)}
-}
-
 // Watch reports whether an attempt is to end before its script runs,
 // with o: an appointed watcher listens on the shared channel first, and
 // then (the wait loop tries again at once) looks.
 func (w *Waiter) Watch() (o wait.Outcome, ok bool) {
 	if w.watch && !w.watching {
 		w.watching = true
-		return wait.Outcome{TTL: -1, Also: w.keys[1]}, true
+		return wait.Outcome{TTL: -1, Also: w.s.keys[1]}, true
 	}
 	return wait.Outcome{}, false
 }
@@ -73,7 +82,7 @@ func (w *Waiter) Wait(reply any) (wait.Outcome, error) {
 	o := wait.Outcome{TTL: r.Sleep}
 	if w.watch {
 		w.watching = true
-		o.Also = w.keys[1]
+		o.Also = w.s.keys[1]
 	}
 	return o, nil
 }
@@ -94,16 +103,17 @@ func (w *Waiter) GiveUp(ctx context.Context) error {
 	if !w.listened {
 		return nil
 	}
-	return w.c.Settle(ctx, w.Key(), w.Leave)
+	return w.s.c.Settle(ctx, w.Key(), w.Leave)
 }
 
 // Leave runs the give-up script once (internal/lua/semaphore_give_up.lua).
 func (w *Waiter) Leave(ctx context.Context) error {
-	_, err := core.Eval(ctx, w.c.Redis, lua.SemaphoreGiveUp(), w.keys, w.c.PublishArg(), w.Member)
+	c := w.s.c
+	_, err := core.Eval(ctx, c.Redis, lua.SemaphoreGiveUp(), w.s.keys, c.PublishArg(), w.Member)
 	return err
 }
 
 // Key is the hold key of the waiter's clean-ups (core.Client.Detach).
 func (w *Waiter) Key() core.HoldKey {
-	return core.HoldKey{Name: w.keys[0], Field: w.Member}
+	return core.HoldKey{Name: w.s.keys[0], Field: w.Member}
 }
