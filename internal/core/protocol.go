@@ -36,7 +36,7 @@ import (
 // An Attempt is one acquire attempt of the protocol.
 type Attempt struct {
 	Number int64     // the attempt's number, an argument of its script
-	Sent   time.Time // when it was sent, at the latest
+	Sent   time.Time // an instant before it was sent
 }
 
 // BeginAttempt begins an attempt on key's hold once key's clean-ups in
@@ -66,8 +66,8 @@ func (c *Client) Take(ctx context.Context, key HoldKey, g Grant, undo func()) (c
 }
 
 // Untake takes back a hold that Take recorded and whose acquire the
-// caller then undid in Redis: reentry tells that Redis counted holds of
-// the owner before the acquire, which keep the hold.
+// caller undoes in Redis: reentry tells that Redis counted holds of the
+// owner before the acquire, which keep the hold.
 func (c *Client) Untake(key HoldKey, reentry bool) {
 	c.released(context.Background(), key, reentry)
 }
