@@ -317,10 +317,12 @@ const CloseTimeout = core.CloseTimeout
 // that cannot do. See "Deadlines, call by call" in docs/guarantees.md.
 const CleanupGrace = core.Grace
 
-// OpTimeout bounds each Redis round trip made for a context without a
-// deadline (but for one that can never end, such as context.Background,
-// whose round trips the go-redis client's own timeouts bound), and each
-// piece of clean-up relock goes on with in the background.
+// OpTimeout bounds each Redis round trip an acquire, a release or a
+// change makes for a context without a deadline (unless the go-redis
+// client's own timeouts bound each round trip within it), and each piece
+// of clean-up relock goes on with in the background. State queries
+// (IsLocked, HoldCount, TTL, ...) set no timer: without a deadline the
+// go-redis client's timeouts bound them ("Queries" in docs/guarantees.md).
 const OpTimeout = core.OpTimeout
 
 // Shutdown ends the client: waiting Lock calls return ErrClosed at once,
