@@ -112,8 +112,9 @@ func TestLayerTableDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	named := map[string]bool{}
-	for _, m := range regexp.MustCompile("(?m)^\\|.*$").FindAll(doc, -1) {
-		for _, n := range regexp.MustCompile("`([a-z/]+)`").FindAllSubmatch(m, -1) {
+	row, pkg := regexp.MustCompile("(?m)^\\|.*$"), regexp.MustCompile("`([a-z/]+)`")
+	for _, m := range row.FindAll(doc, -1) {
+		for _, n := range pkg.FindAllSubmatch(m, -1) {
 			named[string(n[1])] = true
 		}
 	}
