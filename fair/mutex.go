@@ -3,7 +3,6 @@ package fair
 import (
 	"time"
 
-	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/fairlock"
 )
 
@@ -40,17 +39,4 @@ type Options struct {
 // and so do a nil pointer's, whose accessors return zero values (Name "").
 type Mutex struct {
 	m fairlock.Mutex
-}
-
-// New returns the Mutex named name on rc. Bad input (a nil client, an
-// invalid name, a negative lease or wait timeout) is not reported here
-// but by every method of the returned Mutex.
-func New(rc *relock.Client, name string, opts *Options) *Mutex {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	m := new(Mutex)
-	m.m.Init(rc, name, o.Lease, o.WaitTimeout)
-	return m
 }

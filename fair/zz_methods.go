@@ -12,6 +12,19 @@ import (
 
 var _ relock.Locker = (*Mutex)(nil)
 
+// New returns the Mutex named name on rc. Bad input (a nil client, an
+// invalid name, a negative lease or wait timeout) is not reported here
+// but by every method of the returned Mutex.
+func New(rc *relock.Client, name string, opts *Options) *Mutex {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	m := new(Mutex)
+	m.m.Init(rc, name, o.Lease, o.WaitTimeout)
+	return m
+}
+
 // base is the lock m's methods run on: m's own, or for a nil m one
 // whose every operation returns an error matching
 // relock.ErrInvalidArgument (its Name is empty, its Client nil).

@@ -3,7 +3,6 @@ package nonreentrant
 import (
 	"time"
 
-	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/fairlock"
 )
 
@@ -33,17 +32,4 @@ type FairOptions struct {
 // and so do a nil pointer's, whose accessors return zero values (Name "").
 type FairMutex struct {
 	m fairlock.Mutex
-}
-
-// NewFair returns the FairMutex named name on rc. Bad input (a nil
-// client, an invalid name, a negative lease or wait timeout) is not
-// reported here but by every method of the returned FairMutex.
-func NewFair(rc *relock.Client, name string, opts *FairOptions) *FairMutex {
-	var o FairOptions
-	if opts != nil {
-		o = *opts
-	}
-	m := new(FairMutex)
-	m.m.InitNonReentrant(rc, name, o.Lease, o.WaitTimeout)
-	return m
 }

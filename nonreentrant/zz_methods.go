@@ -90,6 +90,19 @@ func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.base(
 
 var _ relock.Locker = (*FairMutex)(nil)
 
+// NewFair returns the FairMutex named name on rc. Bad input (a nil
+// client, an invalid name, a negative lease or wait timeout) is not
+// reported here but by every method of the returned FairMutex.
+func NewFair(rc *relock.Client, name string, opts *FairOptions) *FairMutex {
+	var o FairOptions
+	if opts != nil {
+		o = *opts
+	}
+	m := new(FairMutex)
+	m.m.InitNonReentrant(rc, name, o.Lease, o.WaitTimeout)
+	return m
+}
+
 // base is the lock m's methods run on: m's own, or for a nil m one
 // whose every operation returns an error matching
 // relock.ErrInvalidArgument (its Name is empty, its Client nil).

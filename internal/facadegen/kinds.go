@@ -8,8 +8,11 @@ type kind struct {
 	Pkg  string // the package, as $GOPACKAGE names it
 	Type string // the exported type: Mutex or FairMutex
 	// Fair: a queue orders the waiters (internal/fairlock), the type
-	// keeps a fairlock.Mutex in field m; else a hashlock.Lock in l.
-	Fair bool
+	// keeps a fairlock.Mutex in field m, and the template writes its
+	// constructor New, whose options are Options; else the type keeps
+	// a hashlock.Lock in l, and the package writes its constructor.
+	Fair         bool
+	New, Options string
 	// Reentrant: an owner's Lock calls count holds; else a second is
 	// refused with relock.ErrNotReentrant.
 	Reentrant bool
@@ -32,7 +35,7 @@ var kinds = []kind{
 	{Pkg: "reentrant", Type: "Mutex", Reentrant: true},
 	{Pkg: "spinlock", Type: "Mutex", Reentrant: true, Poll: true},
 	{Pkg: "nonreentrant", Type: "Mutex"},
-	{Pkg: "nonreentrant", Type: "FairMutex", Fair: true},
-	{Pkg: "fair", Type: "Mutex", Fair: true, Reentrant: true},
+	{Pkg: "nonreentrant", Type: "FairMutex", Fair: true, New: "NewFair", Options: "FairOptions"},
+	{Pkg: "fair", Type: "Mutex", Fair: true, Reentrant: true, New: "New", Options: "Options"},
 	{Pkg: "grouplock", Type: "Mutex", Reentrant: true, Group: true},
 }
