@@ -73,7 +73,8 @@ var layers = map[string]int{
 	"inspect":    layerTools,
 	"relocktest": layerTools,
 
-	"cmd/relock": layerCommands,
+	"cmd/relock":         layerCommands,
+	"internal/facadegen": layerCommands,
 }
 
 // outside are the folders of test support and examples: no library
