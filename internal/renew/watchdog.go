@@ -51,6 +51,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/derive"
+	"github.com/relock-go/relock/internal/sentinel"
 )
 
 var (
@@ -60,8 +61,9 @@ var (
 	// ErrExpired is the reason a lease is lost when no renewal succeeded
 	// before the server may have expired it.
 	ErrExpired = errors.New("watchdog: no successful renewal before the lease could expire")
-	// ErrClosed is returned by Watch and Start after Close.
-	ErrClosed = errors.New("watchdog: closed")
+	// ErrClosed is returned by Watch and Start after Close: the one
+	// closed sentinel (package sentinel).
+	ErrClosed = sentinel.ErrClosed
 )
 
 // A Renewal is the script call that renews one lock. The script must reply
