@@ -24,8 +24,8 @@ type Options struct {
 // does no I/O until used, and is safe for concurrent use. Create one with
 // New.
 // A zero value's methods return an error matching relock.ErrInvalidArgument,
-// and so do a nil pointer's: its Name is "", its Reader and Writer a Side
-// whose every operation returns that error.
+// and so do a nil pointer's: its Name is "", its Client nil, its Reader
+// and Writer a Side whose every operation returns that error.
 type RWMutex struct {
 	r, w *Side
 	keys []string // lock hash, channel
@@ -77,6 +77,10 @@ var nilRWMutex = &Side{l: hashlock.Lock{Pkg: "rwlock", Err: core.NilReceiver("rw
 
 // Name returns the lock's name, which is its Redis key.
 func (rw *RWMutex) Name() string { return rw.writer().Name() }
+
+// Client returns the client the lock was built on; nil for a nil or zero
+// RWMutex.
+func (rw *RWMutex) Client() *relock.Client { return rw.writer().Client() }
 
 // Reader returns the read side, a relock.Locker whose Lock is RLock.
 func (rw *RWMutex) Reader() *Side { return rw.reader() }
