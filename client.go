@@ -132,7 +132,7 @@ type Options struct {
 
 	// Observer, if set, is told what the client's locks do: acquires and
 	// unlocks as they begin and end, holds as they end, the watchdog's
-	// rounds, a master that may evict keys (package observe; the module github.com/relock-go/relock/otel
+	// rounds, a master that may evict keys (package observe; the module github.com/relock-go/relock/relockotel
 	// makes OpenTelemetry metrics and spans of them). Default none, which
 	// costs nothing.
 	Observer observe.Observer

@@ -4,7 +4,7 @@
 // may evict lock keys; and Stats, what a
 // Client can report at any time. Set an Observer with
 // relock.Options.Observer; read Stats with relock.Client.Stats. The
-// module github.com/relock-go/relock/otel (package relockotel) turns both
+// module github.com/relock-go/relock/relockotel (package relockotel) turns both
 // into OpenTelemetry metrics and spans.
 //
 // An Observer's methods are called synchronously, on the goroutine of the
