@@ -29,7 +29,8 @@
 // Each connection is read by a goroutine of the hub; Close stops the
 // hub's goroutines and waits for them.
 //
-// As with relock.New, New's error reports bad options only, and the
-// errors' sentinels are the root package's: ErrClosed is relock.ErrClosed,
-// and bad input (a nil *Hub included) matches relock.ErrInvalidArgument.
+// As with relock.New, New's error reports bad options only. The errors'
+// sentinels are the root package's: ErrClosed is relock.ErrClosed itself,
+// so errors.Is matches either name, and bad input (a nil *Hub included)
+// matches relock.ErrInvalidArgument.
 package pubsub

@@ -12,8 +12,7 @@ import (
 	"github.com/relock-go/relock/internal/hub"
 )
 
-// ErrClosed is returned by Subscribe and Listen after Close. It is
-// relock.ErrClosed: errors.Is matches either name.
+// ErrClosed is returned by Subscribe and Listen after Close.
 var ErrClosed = relock.ErrClosed
 
 // A Mode selects how a Hub subscribes. Its values mean what relock's

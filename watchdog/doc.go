@@ -33,8 +33,8 @@
 // cause of a relock lock's loss wraps ErrGone or ErrExpired when the
 // watchdog found it.
 //
-// As with relock.New, New's error reports bad options only, and the
-// errors' sentinels are the root package's: ErrClosed is relock.ErrClosed,
-// and bad input (a nil *Watchdog included) matches
-// relock.ErrInvalidArgument.
+// As with relock.New, New's error reports bad options only. The errors'
+// sentinels are the root package's: ErrClosed is relock.ErrClosed itself,
+// so errors.Is matches either name, and bad input (a nil *Watchdog
+// included) matches relock.ErrInvalidArgument.
 package watchdog

@@ -12,8 +12,6 @@ import (
 	"github.com/relock-go/relock/internal/renew"
 )
 
-// ErrGone and ErrExpired are the values relock's clients wrap in a lost
-// lock's cause: errors.Is matches either.
 var (
 	// ErrGone is the reason a lease is lost when its renewal replies 0:
 	// the lock is gone from Redis, or held by someone else.
@@ -21,8 +19,7 @@ var (
 	// ErrExpired is the reason a lease is lost when no renewal succeeded
 	// before the server may have expired it.
 	ErrExpired = renew.ErrExpired
-	// ErrClosed is returned by Watch after Close. It is relock.ErrClosed:
-	// errors.Is matches either name.
+	// ErrClosed is returned by Watch after Close.
 	ErrClosed = relock.ErrClosed
 )
 
