@@ -36,20 +36,15 @@ type Options struct {
 	// dead): the fair lock's fair.Options.WaitTimeout. Default
 	// fair.DefaultWaitTimeout, five minutes.
 	WaitTimeout time.Duration
-	// WatchdogTimeout is the leader's lease in this election alone (the
-	// client's relock.Options.WatchdogTimeout, for this election), as
+	// WatchdogTimeout is the leader's lease in this election alone, as
 	// etcd's concurrency.WithTTL sets it: a leader that stops renewing
-	// (its process killed, its network cut) is replaced once it runs
-	// out. The client's shared watchdog renews it every third of it, in
-	// rounds that every lease of the same length shares, and cancels the
-	// leadership context a margin before a successor can be elected
-	// (relock.Options.LeaseMargin, in proportion). A shorter lease fails
-	// over sooner but costs more renewal rounds, and a leader cut off
-	// from Redis for longer than it loses the leadership. Zero means the
-	// client's WatchdogTimeout (30 s by default); otherwise at least
-	// relock.MinWatchdogTimeout, the shortest lease a client renews. There
-	// is no upper bound: a longer lease keeps a leader through a longer
-	// outage.
+	// (its process killed, its network cut) is replaced once it runs out.
+	// The client's watchdog renews it every third of it, as it does a
+	// lease of the client's relock.Options.WatchdogTimeout, which zero
+	// means (30 s by default); otherwise at least
+	// relock.MinWatchdogTimeout. A shorter lease fails over sooner, at
+	// the cost of more renewals and of losing the leadership in a shorter
+	// outage (docs/primitives.md).
 	WatchdogTimeout time.Duration
 }
 

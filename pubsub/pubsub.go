@@ -48,11 +48,9 @@ type Options struct {
 // A nil *Hub's Subscribe, Listen and Close return an error matching
 // relock.ErrInvalidArgument; its Done channel is closed.
 type Hub struct {
-	// h takes hub.WakeAll for every channel: every message wakes every
-	// waiter. relock's other policies give some payloads a meaning of
-	// their own ("0", "<tag>:<note>") that a user's channel does not
-	// follow; a relock Client has a hub of its own, so its channels and
-	// a user's never share a policy.
+	// h takes hub.WakeAll for every channel: a user's payloads mean
+	// nothing to the hub (relock's Clients, whose payloads do, have
+	// hubs of their own).
 	h *hub.Hub
 }
 

@@ -86,11 +86,9 @@ type Options struct {
 	Margin time.Duration
 
 	// BatchSize is how many renewals the watchdog sends at most in one
-	// pipeline (one round trip a Redis node). Each batch has its own
-	// deadline (the renewal interval), so a smaller batch answers sooner
-	// on a slow server and a larger one costs fewer round trips. It is
-	// relock's Options.WatchdogBatchSize. Default DefaultBatchSize; not
-	// negative.
+	// pipeline (one round trip a Redis node): relock's
+	// Options.WatchdogBatchSize, which says how to choose it. Default
+	// DefaultBatchSize; not negative.
 	BatchSize int
 
 	// Logger, if not nil, is told of failed rounds. Default none.
