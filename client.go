@@ -125,7 +125,7 @@ type Options struct {
 	SyncTimeout time.Duration
 
 	// Observer, if set, is told what the client's locks do (package
-	// observe; the module github.com/relock-go/relock/otel makes
+	// observe; the module github.com/relock-go/relock/relockotel makes
 	// OpenTelemetry metrics and spans of it). Default none, which costs
 	// nothing.
 	Observer observe.Observer

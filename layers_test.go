@@ -34,10 +34,11 @@ const (
 // the module ("" is the root): adding a package is one line here and one
 // in docs/architecture.md's table.
 var layers = map[string]int{
-	"observe":         layerLeaves,
-	"internal/derive": layerLeaves,
-	"internal/layout": layerLeaves,
-	"internal/lua":    layerLeaves,
+	"observe":           layerLeaves,
+	"internal/derive":   layerLeaves,
+	"internal/layout":   layerLeaves,
+	"internal/lua":      layerLeaves,
+	"internal/sentinel": layerLeaves,
 
 	"internal/transport": layerMachinery,
 	"internal/hub":       layerMachinery,

@@ -3,8 +3,9 @@
 // end (and why), the watchdog's renewal rounds, and a Redis master that
 // may evict lock keys; and Stats, what a Client can report at any time.
 // Set an Observer with relock.Options.Observer; read Stats with
-// relock.Client.Stats. The module github.com/relock-go/relock/otel
-// (package relockotel) turns both into OpenTelemetry metrics and spans.
+// relock.Client.Stats. The module
+// github.com/relock-go/relock/relockotel turns both into OpenTelemetry
+// metrics and spans.
 //
 // An Observer's methods are called synchronously, on the goroutine of the
 // event (a caller's Lock, the watchdog's, a background check's), with no
