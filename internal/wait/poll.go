@@ -2,7 +2,6 @@ package wait
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/relock-go/relock/internal/core"
@@ -53,15 +52,8 @@ func poll(ctx context.Context, s Spec, o Outcome, err error) error {
 		expired bool
 	)
 	for {
-		switch {
-		case o.Acquired:
-			return nil
-		case err != nil && !core.Transient(err):
-			return core.Ended(ctx, core.ErrNotAcquired, err)
-		case err != nil && expired:
-			return fmt.Errorf("%w: gave up after %v: %w", core.ErrNotAcquired, s.Wait, err)
-		case expired:
-			return fmt.Errorf("%w: gave up after %v", core.ErrNotAcquired, s.Wait)
+		if done, end := exit(ctx, s, o, err, expired); done {
+			return end
 		}
 		var d time.Duration
 		if err != nil {
