@@ -1,8 +1,6 @@
 // Package registry is a waiter's side of relock's registry of a
-// semaphore's waiters (internal/lua/semaphore_prelude.lua), which the
-// waits of package semaphore and of package permits share: the waiter's
-// member and registration, its role as the semaphore's watcher, and its
-// give-up.
+// semaphore's waiters (internal/lua/semaphore_prelude.lua), for the
+// waits of packages semaphore and permits.
 package registry
 
 import (
@@ -69,9 +67,7 @@ func (w *Waiter) Watch() (o wait.Outcome, ok bool) {
 // listening one may register the waiter.
 func (w *Waiter) Try(listening bool) { w.listened = w.listened || listening }
 
-// Wait reads the reply of an attempt that took nothing (lua.ParseWait):
-// the waiter sleeps until a wake-up, or the time the reply gives (a
-// watcher's, the earliest expiry of a held permit, say).
+// Wait reads the reply of an attempt that took nothing (lua.ParseWait).
 func (w *Waiter) Wait(reply any) (wait.Outcome, error) {
 	r, err := lua.ParseWait(reply)
 	if err != nil {
@@ -87,8 +83,7 @@ func (w *Waiter) Wait(reply any) (wait.Outcome, error) {
 	return o, nil
 }
 
-// Note reads a wake-up's note for what the waiter keeps: "w" appoints
-// it watcher.
+// Note reads a wake-up's note: "w" appoints the waiter watcher.
 func (w *Waiter) Note(note string) {
 	if note == "w" {
 		w.watch = true
@@ -97,8 +92,7 @@ func (w *Waiter) Note(note string) {
 
 // GiveUp takes a waiter that may be registered out of the registry,
 // passing on what a release handed or woke it for and its watcher's
-// role, within core.Grace of ctx's end and then in the background
-// (core.Client.Settle).
+// role, bounded by core.Client.Settle.
 func (w *Waiter) GiveUp(ctx context.Context) error {
 	if !w.listened {
 		return nil
