@@ -15,6 +15,7 @@ import (
 	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/renew"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
 )
@@ -85,7 +86,7 @@ func (p *Permit) Release(ctx context.Context) error {
 		return err
 	}
 	err := p.s.mustRelease(ctx, p.id)
-	if err != nil && core.Transient(err) && !errors.Is(err, relock.ErrNotHeld) &&
+	if err != nil && transport.Transient(err) && !errors.Is(err, relock.ErrNotHeld) &&
 		errors.Is(context.Cause(p.ctx), relock.ErrLockLost) {
 		return fmt.Errorf("%w (permit %s was lost before: %w)", err, p.id.hex, relock.ErrNotHeld)
 	}
@@ -144,7 +145,7 @@ func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, 
 		Wake: s.wake, AlsoWake: hub.WakeCount,
 		Wait: bound, Done: done}
 	if err := wait.Acquire(octx, spec); err != nil {
-		return nil, s.errorf("acquire from", s.c.NoCount(ctx, s.name, err))
+		return nil, s.errorf("acquire from", s.c.T.NoCount(ctx, s.name, err))
 	}
 	return a.permit, nil
 }
@@ -201,8 +202,8 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	// The lease bound rests on this instant: the server sets the permit's
 	// expiry, on its own clock, after it.
 	sent := time.Now()
-	reply, err := c.EvalAcquire(opctx, core.NilReply, lua.PermitsAcquire(), s.keys, c.PublishArg(), id.raw, s.leaseMs,
-		a.member, core.Flag(listening), a.reg)
+	reply, err := c.T.EvalAcquire(opctx, transport.NilReply, lua.PermitsAcquire(), s.keys, c.T.PublishArg(), id.raw, s.leaseMs,
+		a.member, transport.Flag(listening), a.reg)
 	if err != nil {
 		// The acquire may have run: its reply was lost, or the replicas
 		// did not confirm it. It may have registered the waiter, too:
@@ -264,7 +265,7 @@ func (a *attempt) GiveUp(ctx context.Context) error {
 	}
 	s := a.s
 	return s.c.Settle(ctx, core.HoldKey{Name: s.name, Field: a.member}, func(ctx context.Context) error {
-		_, err := core.Eval(ctx, s.c.Redis, lua.SemaphoreGiveUp(), s.keys[:5], s.c.PublishArg(), a.member)
+		_, err := transport.Eval(ctx, s.c.Redis, lua.SemaphoreGiveUp(), s.keys[:5], s.c.T.PublishArg(), a.member)
 		return err
 	})
 }
@@ -275,7 +276,7 @@ func (s *Semaphore) renewal(id permitID) renew.Renewal {
 	return renew.Renewal{
 		Script: lua.PermitsUpdate(),
 		Keys:   s.keys,
-		Args:   []any{s.c.PublishArg(), id.raw, s.renewMs},
+		Args:   []any{s.c.T.PublishArg(), id.raw, s.renewMs},
 	}
 }
 
@@ -292,12 +293,12 @@ func (s *Semaphore) renewal(id permitID) renew.Renewal {
 // The undo goes through the acquires' client, which neither retries nor
 // outwaits its deadline, within core.Grace of the caller's end and then
 // in the background (Settle), where it is sent again until Redis answers
-// or core.OpTimeout passes: it is safe to repeat, since only the call
+// or transport.OpTimeout passes: it is safe to repeat, since only the call
 // that removes the id from the permits gives one back. A permit it
 // misses expires with its lease.
 func (s *Semaphore) undo(ctx context.Context, id permitID) {
 	_ = s.c.Settle(ctx, s.holdKey(id), func(ctx context.Context) error {
-		_, err := core.Eval(ctx, s.c.Scripts, lua.PermitsUndo(), s.keys, s.c.PublishArg(), id.raw, s.leaseMs)
+		_, err := transport.Eval(ctx, s.c.Scripts, lua.PermitsUndo(), s.keys, s.c.T.PublishArg(), id.raw, s.leaseMs)
 		return err
 	})
 }
@@ -314,7 +315,7 @@ func (o *onClose) Release(ctx context.Context, field string, _ int) error {
 	if err != nil {
 		return err
 	}
-	_, err = core.Eval(ctx, s.c.Pipe, lua.PermitsRelease(), s.keys, s.c.PublishArg(), id.raw)
+	_, err = transport.Eval(ctx, s.c.Pipe, lua.PermitsRelease(), s.keys, s.c.T.PublishArg(), id.raw)
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/renew"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // granted records a successful attempt and returns the lock context: it
@@ -31,7 +32,7 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 			Renewal: renew.Renewal{
 				Script: lua.Renew(),
 				Keys:   []string{rl.name},
-				Args:   []any{core.Millis(node.WatchdogTimeout), key.Field},
+				Args:   []any{transport.Millis(node.WatchdogTimeout), key.Field},
 			},
 			Releaser: releaser{rl, node},
 		})
@@ -172,7 +173,7 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 			switch {
 			case err != nil && holding:
 				errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
-			case err != nil && late[i] != 0 && core.Transient(err):
+			case err != nil && late[i] != 0 && transport.Transient(err):
 				// Where it holds nothing the owner knows of, only an
 				// attempt that ran late can have left a record: the
 				// release is sent again until the master answers.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // Polling. A lock whose releases announce nothing (Redisson's spin lock
@@ -56,8 +57,8 @@ func poll(ctx context.Context, s Spec, o Outcome, err error) error {
 		switch {
 		case o.Acquired:
 			return nil
-		case err != nil && !core.Transient(err):
-			return core.Ended(ctx, core.ErrNotAcquired, err)
+		case err != nil && !transport.Transient(err):
+			return transport.Ended(ctx, core.ErrNotAcquired, err)
 		case err != nil && expired:
 			return fmt.Errorf("%w: gave up after %v: %w", core.ErrNotAcquired, s.Wait, err)
 		case expired:
