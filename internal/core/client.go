@@ -148,8 +148,9 @@ func (c *Client) Field(owner int64) string {
 }
 
 // Server names the Redis deployment the client talks to, as configured:
-// the address of a single server, the sorted seed addresses of a cluster,
-// the master name and sentinels of a failover client; for clients it
+// the address of a single server, the sorted seed addresses of a cluster;
+// for a failover (Sentinel) client, go-redis's placeholder address,
+// "FailoverClient", the same for every such client; for clients it
 // cannot read, the client's ID. Two processes configured alike agree on
 // it, so it can order locks canonically across processes.
 func (c *Client) Server() string {

@@ -1,6 +1,6 @@
 // Package core holds what the root package and the lock packages share
 // without exporting it to users: the client's guts, owners in contexts,
-// local hold records, name derivation and the sentinel errors. What a
+// local hold records, name validation and the sentinel errors. What a
 // client sends to Redis, and how, is package transport's (Client.T). Where it
 // sits among relock's layers, and the path of a Lock and an Unlock
 // through them: docs/architecture.md.

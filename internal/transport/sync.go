@@ -60,7 +60,7 @@ type syncs struct {
 // When the reply is one that acquired reports as an acquire and the
 // replicas did not confirm it (fewer than SyncReplicas of them; in
 // SyncAuto, none of those connected) within SyncTimeout, the reply is
-// returned together with an error matching t.cfg.NotAcquired: the acquire
+// returned together with an error matching Config.NotAcquired: the acquire
 // did happen on the master, and the caller must undo it.
 func (t *Transport) EvalAcquire(ctx context.Context, acquired func(reply any) bool, s *redis.Script, keys []string, args ...any) (any, error) {
 	return t.RunAcquire(ctx, acquired, &Call{Script: s, Keys: keys}, args...)
