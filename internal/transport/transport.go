@@ -1,13 +1,13 @@
 // Package transport sends relock's scripts to Redis for package core's
 // Client: a script run (Call, Eval), an acquire with its replica wait
 // (Transport.RunAcquire), the publish command, and the decoding of their
-// replies. It keeps no lock and no hold; core does. Where it sits among
-// relock's layers: docs/architecture.md.
+// replies. It knows nothing of locks and holds, which are core's. Where
+// it sits among relock's layers: docs/architecture.md.
 //
 // # Boxed arguments
 //
 // A value passed as an any is copied to the heap ("boxed") every time it
-// is converted, unless it is a constant or a small integer. A script's
+// is converted, unless it is a constant or an integer below 256. A script's
 // digest, a lock's keys, a client's watchdog timeout and the publish
 // command are the same for every call, so relock boxes each once (Call,
 // KeyArgs, PublishArg) and a call boxes only what changes. Comments
@@ -15,9 +15,10 @@
 //
 // # State and locks
 //
-// A Transport is made whole by New and then read-only but for three
-// parts, each with a mutex of its own, all leaves: a Pipe's batcher.mu
-// (pipe.go), syncs.mu (sync.go) and evictions.mu (evict.go). None is
+// A Transport is made whole by New and then read-only but for its
+// publish command, stored once (SetSharded), and three parts, each with
+// a mutex of its own, all leaves: a Pipe's batcher.mu (pipe.go),
+// syncs.mu (sync.go) and evictions.mu (evict.go). None is
 // held while a call is sent, while a goroutine starts, or while core is
 // called back (Owner, Config.Observer); core's package doc gives their
 // place in its lock order.
