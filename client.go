@@ -71,12 +71,10 @@ type Options struct {
 	LeaseMargin time.Duration
 
 	// WatchdogBatchSize is how many renewals the watchdog sends at most
-	// in one pipeline (one round trip a Redis node). The watchdog spreads
-	// the leases it renews over their renewal interval and sends those
-	// due in batches of at most this many, each with a deadline of its
-	// own, so that however many locks the Client holds no renewal waits
-	// on a batch too large to answer within its interval. Default
-	// watchdog.DefaultBatchSize (2000); not negative.
+	// in one pipeline (one round trip a Redis node), each batch with a
+	// deadline of its own, so that no renewal waits on a batch too large
+	// to answer within its interval. Default watchdog.DefaultBatchSize
+	// (2000); not negative.
 	WatchdogBatchSize int
 
 	// PubSub selects global or sharded pub/sub. Default PubSubAuto.
@@ -86,12 +84,9 @@ type Options struct {
 
 	// Logger receives warnings about failed renewals and reconnects,
 	// about forgotten unlocks, and, once for each Redis master, about a
-	// master that may evict keys (maxmemory set, maxmemory-policy not
-	// noeviction: an evicted lock lets a second holder in), or a note
-	// that the client's user may not run INFO to check. With SyncReplicas
-	// other than SyncAuto, the check is one INFO memory of every master,
-	// in the background, with the first acquire (a master that takes
-	// over later is not checked). Default slog.Default().
+	// master that may evict keys or a note that the client's user may
+	// not run INFO to check ("Memory and eviction" in
+	// docs/operations.md). Default slog.Default().
 	Logger *slog.Logger
 
 	// LeakStacks records the stack of every Lock call whose hold could be
@@ -113,11 +108,10 @@ type Options struct {
 	// acquire that none of them confirms within SyncTimeout is undone and
 	// reported as an error matching ErrNotAcquired. A master with neither
 	// replicas nor an append-only file costs nothing more. The master's
-	// report (INFO server, replication, persistence and memory, one
-	// round trip; memory for the eviction check, see Logger) is read
-	// again once a second, and as soon as a WAIT counts another number
-	// of replicas than it named, so the client's ACL user needs INFO
-	// (and WAITAOF with an append-only file).
+	// report (INFO, one round trip) is read again once a second, and as
+	// soon as a WAIT counts another number of replicas than it named, so
+	// the client's ACL user needs INFO (and WAITAOF with an append-only
+	// file).
 	//
 	// Positive waits for that many replicas, and fails an acquire that
 	// fewer confirm. Negative (SyncOff) turns replica sync off: no
@@ -131,11 +125,10 @@ type Options struct {
 	// below the ReadTimeout.
 	SyncTimeout time.Duration
 
-	// Observer, if set, is told what the client's locks do: acquires and
-	// unlocks as they begin and end, holds as they end, the watchdog's
-	// rounds, a master that may evict keys (package observe; the module github.com/relock-go/relock/otel
-	// makes OpenTelemetry metrics and spans of them). Default none, which
-	// costs nothing.
+	// Observer, if set, is told what the client's locks do (package
+	// observe; the module github.com/relock-go/relock/relockotel makes
+	// OpenTelemetry metrics and spans of it). Default none, which costs
+	// nothing.
 	Observer observe.Observer
 
 	// Linger is how long a lock's release channel stays subscribed
@@ -186,9 +179,11 @@ func init() {
 
 // New returns a Client over rdb, which may be a *redis.Client, a
 // *redis.ClusterClient or a failover client. Unless rdb has retries off
-// and context deadlines on, relock sends its acquires and renewals
-// through copies of rdb of its own; New then adds hooks to rdb through
-// which those commands pass rdb's hooks too, so add yours before New.
+// and context deadlines on, relock sends its acquires and unlocks through
+// a copy of rdb of its own with retries off, and unless rdb has context
+// deadlines on, its other calls (renewals, give-ups, state queries)
+// through one that has them; New then adds hooks to rdb through which
+// those commands pass rdb's hooks too, so add yours before New.
 // Hooks cannot be removed: make one Client per go-redis client and keep
 // it, rather than a Client per task on one go-redis client. New does not
 // wait for Redis: its errors are bad options only. With a cluster client
@@ -318,10 +313,12 @@ const CloseTimeout = core.CloseTimeout
 // that cannot do. See "Deadlines, call by call" in docs/guarantees.md.
 const CleanupGrace = core.Grace
 
-// OpTimeout bounds each Redis round trip made for a context without a
-// deadline (but for one that can never end, such as context.Background,
-// whose round trips the go-redis client's own timeouts bound), and each
-// piece of clean-up relock goes on with in the background.
+// OpTimeout bounds each Redis round trip an acquire, a release or a
+// change makes for a context without a deadline (unless the go-redis
+// client's own timeouts bound each round trip within it), and each piece
+// of clean-up relock goes on with in the background. State queries
+// (IsLocked, HoldCount, TTL, ...) set no timer: without a deadline the
+// go-redis client's timeouts bound them ("Queries" in docs/guarantees.md).
 const OpTimeout = transport.OpTimeout
 
 // Shutdown ends the client: waiting Lock calls return ErrClosed at once,
@@ -334,9 +331,8 @@ const OpTimeout = transport.OpTimeout
 // for their goroutines; it never waits for a Lock call to give up. It
 // returns within CleanupGrace of ctx's end even when Redis hangs: what
 // it still waits for then is cut off, by closing relock's own
-// connections, and given CleanupGrace to return. A
-// service that handles SIGTERM calls it, with the time it can spare,
-// before exiting. Shutdown and Close are idempotent: after the first,
+// connections, and given CleanupGrace to return. A service that handles
+// SIGTERM calls it, with the time it can spare, before exiting. Shutdown and Close are idempotent: after the first,
 // they return nil at once. Fixed-lease, read/write and MultiLock member
 // holds are released too, and a RedLock's record on this client's
 // master.

@@ -3,12 +3,14 @@
 // and Java services using Redisson can share locks.
 //
 // A Client wraps a go-redis client and owns what every lock on it shares:
-// one subscription connection through which waiters are woken when a lock
-// is released (waiters never poll), and one watchdog goroutine that keeps
-// the leases of held locks alive in batched rounds. The lock types live in
-// their own packages, all implementing Locker: reentrant, fair, rwlock,
-// spinlock, nonreentrant, grouplock, and the combinators multilock and
-// redlock; semaphore, permits, latch and election are built the same way.
+// the subscription through which waiters are woken when a lock is
+// released (one connection, or one per master in sharded mode; spinlock's
+// waiters poll instead), and one watchdog goroutine that keeps the leases
+// of held locks alive in batched rounds. The lock types live in their own
+// packages, all implementing Locker: reentrant, fair, rwlock, spinlock,
+// nonreentrant, grouplock, and the combinators multilock (over Lockers)
+// and redlock (over one Client a master); semaphore, permits, latch and
+// election are built the same way.
 //
 // Go has no thread identity, so the owner of a lock travels in the
 // context. Lock returns a context that carries the owner; a Lock with that

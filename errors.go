@@ -48,8 +48,10 @@ var (
 	// (context.Canceled) or a lost lock (ErrLockLost).
 	ErrUnlocked = core.ErrUnlocked
 
-	// ErrClosed reports use of a closed Client. It is also the cause of
-	// the lock contexts still held when the Client closed.
+	// ErrClosed reports use of a closed Client, pubsub.Hub or
+	// watchdog.Watchdog (their packages' ErrClosed is this value). It is
+	// also the cause of the lock contexts still held when the Client
+	// closed.
 	ErrClosed = core.ErrClosed
 
 	// ErrInvalidName reports a lock name that is empty or whose braces

@@ -51,7 +51,7 @@ func ExampleClient_Shutdown() {
 	fmt.Println("lock context:", context.Cause(lctx))
 	fmt.Println("still in Redis:", m.Exists("jobs:nightly"))
 	// Output:
-	// lock context: relock: client closed
+	// lock context: relock: closed
 	// still in Redis: false
 }
 

@@ -8,7 +8,8 @@ import (
 )
 
 // A Locker is a distributed lock. Every lock type implements it, and
-// lock combinators (MultiLock, RedLock) take Lockers.
+// MultiLock holds a set of Lockers as one (RedLock, built on one Client a
+// master, implements it too).
 type Locker interface {
 	// Name is the lock's name, its Redis key.
 	Name() string

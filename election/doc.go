@@ -7,9 +7,9 @@
 //     lock's exclusion): "Terms" tells what a lease cannot promise, and
 //     how terms fence a deposed leader's late writes.
 //   - A leader that stops renewing (its process killed, its network cut)
-//     is replaced once its lease runs out: the election's Options.TTL,
-//     renewed every third of it by the client's watchdog, or else the
-//     client's WatchdogTimeout (30 s by default).
+//     is replaced once its lease runs out: the election's
+//     Options.WatchdogTimeout, renewed every third of it by the client's
+//     watchdog, or else the client's WatchdogTimeout (30 s by default).
 //   - Candidates are elected in the order they arrived: one that keeps
 //     dropping out and coming back cannot starve the others.
 //   - The leadership context Campaign returns is cancelled when the
@@ -22,7 +22,7 @@
 //     relock.ErrNotAcquired; while it leads, the candidate resigns.
 //   - No reentrancy: each campaign has an owner of its own, and an
 //     Election campaigns for one leadership at a time (a second Campaign
-//     while one waits or leads is refused).
+//     while one waits or leads fails with ErrCampaigning).
 //
 // # Use
 //

@@ -25,6 +25,11 @@ var ErrNotLeader = errors.New("election: not the leader")
 // ErrNoLeader is returned by Leader when the election has no leader.
 var ErrNoLeader = errors.New("election: no leader")
 
+// ErrCampaigning is returned by Campaign and TryCampaign on an Election
+// that is campaigning or leading already: an Election campaigns for one
+// leadership at a time. Make another Election for a second candidate.
+var ErrCampaigning = errors.New("election: already campaigning or leading")
+
 // Options configure an Election. A nil *Options means the defaults.
 type Options struct {
 	// WaitTimeout is how long a queued candidate may go without retrying
@@ -32,20 +37,16 @@ type Options struct {
 	// dead): the fair lock's fair.Options.WaitTimeout. Default
 	// fair.DefaultWaitTimeout, five minutes.
 	WaitTimeout time.Duration
-	// TTL is the leader's lease in this election alone, as etcd's
-	// concurrency.WithTTL sets it: a leader that stops renewing (its
-	// process killed, its network cut) is replaced once it runs out.
-	// The client's shared watchdog renews it every TTL/3, in rounds that
-	// every lease of the same TTL shares, and cancels the leadership
-	// context a margin before a successor can be elected
-	// (relock.Options.LeaseMargin, in proportion to the TTL). A shorter TTL fails over sooner but costs
-	// a renewal round every TTL/3, and a leader cut off from Redis for
-	// longer than the TTL loses the leadership. Zero means the client's
-	// WatchdogTimeout (30 s by default); otherwise it is whole
-	// milliseconds, at least relock.MinWatchdogTimeout, the shortest
-	// lease a client renews. There is no upper bound: a TTL above the
-	// WatchdogTimeout keeps a leader through a longer outage.
-	TTL time.Duration
+	// WatchdogTimeout is the leader's lease in this election alone, as
+	// etcd's concurrency.WithTTL sets it: a leader that stops renewing
+	// (its process killed, its network cut) is replaced once it runs out.
+	// The client's watchdog renews it every third of it, as it does a
+	// lease of the client's relock.Options.WatchdogTimeout, which zero
+	// means (30 s by default); otherwise at least
+	// relock.MinWatchdogTimeout. A shorter lease fails over sooner, at
+	// the cost of more renewals and of losing the leadership in a shorter
+	// outage (docs/primitives.md).
+	WatchdogTimeout time.Duration
 }
 
 // A Leader is an election's leader as Leader and Observe report it.
@@ -101,8 +102,8 @@ func (c leadCtx) Deadline() (time.Time, bool) { return c.lock.Deadline() }
 type termKey struct{}
 
 // New returns the Election named name on rc. Bad input (a nil client, an
-// invalid name, a bad wait timeout or TTL) is not reported here but by
-// every method of the returned Election.
+// invalid name, a bad WaitTimeout or WatchdogTimeout) is not reported
+// here but by every method of the returned Election.
 func New(rc *relock.Client, name string, opts *Options) *Election {
 	var o Options
 	if opts != nil {
@@ -114,8 +115,8 @@ func New(rc *relock.Client, name string, opts *Options) *Election {
 		e.err = fmt.Errorf("election: nil client: %w", relock.ErrInvalidArgument)
 	case o.WaitTimeout < 0:
 		e.err = fmt.Errorf("election: wait timeout %v: %w", o.WaitTimeout, relock.ErrInvalidArgument)
-	case o.TTL < 0 || (o.TTL > 0 && o.TTL < relock.MinWatchdogTimeout):
-		e.err = fmt.Errorf("election: TTL %v not 0 or at least %v: %w", o.TTL, relock.MinWatchdogTimeout, relock.ErrInvalidArgument)
+	case o.WatchdogTimeout < 0 || (o.WatchdogTimeout > 0 && o.WatchdogTimeout < relock.MinWatchdogTimeout):
+		e.err = fmt.Errorf("election: WatchdogTimeout %v not 0 or at least %v: %w", o.WatchdogTimeout, relock.MinWatchdogTimeout, relock.ErrInvalidArgument)
 	default:
 		if err := core.ValidateName(name); err != nil {
 			e.err = fmt.Errorf("election: %w", err)
@@ -123,8 +124,8 @@ func New(rc *relock.Client, name string, opts *Options) *Election {
 	}
 	lock := layout.ElectionLock(name)
 	e.mu.Init(rc, lock, 0, o.WaitTimeout)
-	if o.TTL > 0 {
-		e.mu.SetRenewed(o.TTL)
+	if o.WatchdogTimeout > 0 {
+		e.mu.SetRenewed(o.WatchdogTimeout)
 	}
 	e.mu.ObserveAs("election", observe.OpCampaign, observe.OpTryCampaign)
 	e.keys = []string{
@@ -157,7 +158,8 @@ func (e *Election) Name() string {
 // candidate waits, Campaign returns an error matching
 // relock.ErrNotAcquired; when it ends while the candidate leads, the
 // candidate resigns. An Election campaigns for one leadership at a time:
-// a second Campaign while one waits or leads is refused.
+// a second Campaign while one waits or leads returns an error matching
+// ErrCampaigning.
 func (e *Election) Campaign(ctx context.Context, value string) (context.Context, error) {
 	if e == nil {
 		return nil, errNil
@@ -185,7 +187,7 @@ func (e *Election) run(ctx context.Context, value string, wait time.Duration) (c
 	e.lmu.Lock()
 	if e.busy {
 		e.lmu.Unlock()
-		return nil, fmt.Errorf("election: %q: already campaigning or leading: %w", e.name, relock.ErrInvalidArgument)
+		return nil, fmt.Errorf("election: campaign %q: %w", e.name, ErrCampaigning)
 	}
 	e.busy = true
 	e.lmu.Unlock()

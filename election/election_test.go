@@ -10,6 +10,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/election"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/testing/redistest"
 )
 
@@ -157,8 +158,11 @@ func TestLeaderAndProclaim(t *testing.T) {
 	if err := other.Resign(bg); !errors.Is(err, election.ErrNotLeader) {
 		t.Fatalf("Resign by a non-leader = %v, want ErrNotLeader", err)
 	}
-	if _, err := e.Campaign(bg, "again"); !errors.Is(err, relock.ErrInvalidArgument) {
-		t.Fatalf("Campaign while leading = %v, want ErrInvalidArgument", err)
+	if _, err := e.Campaign(bg, "again"); !errors.Is(err, election.ErrCampaigning) || errors.Is(err, relock.ErrInvalidArgument) {
+		t.Fatalf("Campaign while leading = %v, want ErrCampaigning alone", err)
+	}
+	if _, err := e.TryCampaign(bg, "again", 0); !errors.Is(err, election.ErrCampaigning) {
+		t.Fatalf("TryCampaign while leading = %v, want ErrCampaigning", err)
 	}
 	if err := e.Resign(bg); err != nil {
 		t.Fatal(err)
@@ -366,14 +370,14 @@ func TestBadInput(t *testing.T) {
 		e    *election.Election
 		want error
 	}{
-		"nil client":    {election.New(nil, "x", nil), relock.ErrInvalidArgument},
-		"typed nil":     {election.New((*relock.Client)(nil), "x", nil), relock.ErrInvalidArgument},
-		"empty name":    {election.New(rc, "", nil), relock.ErrInvalidName},
-		"bad tag":       {election.New(rc, "a{", nil), relock.ErrInvalidName},
-		"negative wait": {election.New(rc, "x", &election.Options{WaitTimeout: -time.Second}), relock.ErrInvalidArgument},
-		"negative TTL":  {election.New(rc, "x", &election.Options{TTL: -time.Second}), relock.ErrInvalidArgument},
-		"TTL too short": {election.New(rc, "x", &election.Options{TTL: relock.MinWatchdogTimeout - time.Millisecond}), relock.ErrInvalidArgument},
-		"TTL of 1ns":    {election.New(rc, "x", &election.Options{TTL: time.Nanosecond}), relock.ErrInvalidArgument},
+		"nil client":                {election.New(nil, "x", nil), relock.ErrInvalidArgument},
+		"typed nil":                 {election.New((*relock.Client)(nil), "x", nil), relock.ErrInvalidArgument},
+		"empty name":                {election.New(rc, "", nil), relock.ErrInvalidName},
+		"bad tag":                   {election.New(rc, "a{", nil), relock.ErrInvalidName},
+		"negative wait":             {election.New(rc, "x", &election.Options{WaitTimeout: -time.Second}), relock.ErrInvalidArgument},
+		"negative WatchdogTimeout":  {election.New(rc, "x", &election.Options{WatchdogTimeout: -time.Second}), relock.ErrInvalidArgument},
+		"WatchdogTimeout too short": {election.New(rc, "x", &election.Options{WatchdogTimeout: relock.MinWatchdogTimeout - time.Millisecond}), relock.ErrInvalidArgument},
+		"WatchdogTimeout of 1ns":    {election.New(rc, "x", &election.Options{WatchdogTimeout: time.Nanosecond}), relock.ErrInvalidArgument},
 	} {
 		if _, err := tc.e.Campaign(bg, "v"); !errors.Is(err, tc.want) {
 			t.Errorf("%s: Campaign = %v, want %v", what, err, tc.want)
@@ -390,5 +394,48 @@ func TestBadInput(t *testing.T) {
 		if err := tc.e.Resign(bg); !errors.Is(err, tc.want) {
 			t.Errorf("%s: Resign = %v, want %v", what, err, tc.want)
 		}
+	}
+}
+
+// TestCampaignWhileWaiting: a Campaign or TryCampaign on an Election
+// whose Campaign waits in line fails with ErrCampaigning, a state
+// conflict, not bad input; the waiting Campaign is unharmed, and once it
+// ends the Election campaigns again.
+func TestCampaignWhileWaiting(t *testing.T) {
+	bg := context.Background()
+	name := redistest.Key(t)
+	leader := election.New(newClient(t, nil), name, nil)
+	campaignT(t, leader, bg, "leader")
+	e := election.New(newClient(t, nil), name, nil)
+
+	ctx, cancel := context.WithCancel(bg)
+	waited := make(chan error, 1)
+	go func() {
+		_, err := e.Campaign(ctx, "waiting")
+		waited <- err
+	}()
+	raw := srv.Client(t)
+	queue := layout.FairQueue(layout.ElectionLock(name))
+	redistest.Eventually(t, 10*time.Second, "the first Campaign in line", func() bool {
+		return raw.LLen(bg, queue).Val() == 1
+	})
+	if _, err := e.Campaign(bg, "second"); !errors.Is(err, election.ErrCampaigning) || errors.Is(err, relock.ErrInvalidArgument) {
+		t.Fatalf("Campaign while waiting = %v, want ErrCampaigning alone", err)
+	}
+	if _, err := e.TryCampaign(bg, "second", 0); !errors.Is(err, election.ErrCampaigning) {
+		t.Fatalf("TryCampaign while waiting = %v, want ErrCampaigning", err)
+	}
+	cancel()
+	if err := <-waited; !errors.Is(err, relock.ErrNotAcquired) {
+		t.Fatalf("the waiting Campaign, cancelled = %v, want ErrNotAcquired", err)
+	}
+	if err := leader.Resign(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.TryCampaign(bg, "after", time.Second); err != nil {
+		t.Fatalf("TryCampaign after the wait ended = %v", err)
+	}
+	if err := e.Resign(bg); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -69,7 +69,7 @@ func ExampleOptions() {
 	}
 	defer rc.Close()
 
-	e := election.New(rc, "scheduler", &election.Options{TTL: 2 * time.Second})
+	e := election.New(rc, "scheduler", &election.Options{WatchdogTimeout: 2 * time.Second})
 	lead, err := e.Campaign(context.Background(), "host-a")
 	if err != nil {
 		log.Fatal(err)

@@ -22,8 +22,8 @@ var srv *redistest.Server
 func TestMain(m *testing.M) { redistest.Main(m, runChild, &srv) }
 
 // runChild is a child process's life: campaign in election name at addr
-// with a WatchdogTimeout and a TTL of the given milliseconds (0 for the
-// defaults), print the term once elected, and lead until killed.
+// with the client's and the election's WatchdogTimeout of the given
+// milliseconds (0 for the defaults), print the term once elected, and lead until killed.
 func runChild(role string, args []string) int {
 	if role != "lead" || len(args) != 4 {
 		fmt.Fprintln(os.Stderr, "bad child role:", role, args)
@@ -44,7 +44,7 @@ func runChild(role string, args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	lctx, err := election.New(rc, args[1], &election.Options{TTL: ms[1]}).Campaign(context.Background(), "child")
+	lctx, err := election.New(rc, args[1], &election.Options{WatchdogTimeout: ms[1]}).Campaign(context.Background(), "child")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

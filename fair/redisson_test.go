@@ -15,7 +15,7 @@ import (
 )
 
 // A redissonWaiter plays a Redisson RFairLock client: its scripts are
-// written here from the facts in DESIGN.md section 4 (Redisson's own
+// written here from Redisson's RedissonFairLock (Redisson's own
 // acquire moves every waiter up one wait when the head takes the lock,
 // and its client clock is "now"), and it listens on its own channel,
 // "<prefix>:<field>", as Redisson's waiters do.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
 )
 
@@ -122,17 +123,12 @@ func (r *Redis) write(ctx context.Context, s *redis.Script, resource string, tok
 }
 
 // lastKey returns where the last token of resource is kept, after
-// checking that key is another key in its hash slot. The name follows
-// Redisson's prefix rule, as relock's own keys do: relock_fence:{<resource>},
-// or relock_fence:<resource> when resource carries a hash tag of its own.
+// checking that key is another key in its hash slot (layout.FenceLast).
 func lastKey(resource, key string) (string, error) {
 	if err := core.ValidateName(resource); err != nil {
 		return "", fmt.Errorf("fence: resource: %w", err)
 	}
-	last := "relock_fence:{" + resource + "}"
-	if strings.Contains(resource, "{") {
-		last = "relock_fence:" + resource
-	}
+	last := layout.FenceLast(resource)
 	tag := hashed(last)
 	switch {
 	case key == last:

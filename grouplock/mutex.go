@@ -15,6 +15,11 @@ import (
 	"github.com/relock-go/relock/internal/transport"
 )
 
+// zz_methods.go has the methods every hash-lock facade shares, written
+// from one template (internal/facadegen).
+//
+//go:generate go run ../internal/facadegen
+
 // Options configure a Mutex. A nil *Options and zero fields mean the
 // defaults documented on each field.
 type Options struct {
@@ -57,8 +62,6 @@ type Mutex struct {
 
 // ops are a Mutex's hashlock.Ops (scripts.go).
 type ops Mutex
-
-var _ relock.Locker = (*Mutex)(nil)
 
 // New returns the Mutex over values of group on rc. Bad input (a nil
 // client, an invalid group name, no values, an empty or duplicate value,
@@ -126,19 +129,6 @@ func fieldsOf(group string, values []string, c Codec) ([]string, error) {
 	return fields, nil
 }
 
-// base is the lock m's methods run on: m's own, or for a nil m one
-// whose every operation returns an error matching
-// relock.ErrInvalidArgument (its Name is empty, its Client nil).
-func (m *Mutex) base() *hashlock.Lock {
-	if m == nil {
-		return nilMutex
-	}
-	return &m.l
-}
-
-// nilMutex is the lock of a nil *Mutex.
-var nilMutex = hashlock.Nil("grouplock", "Mutex")
-
 // Name returns the group's name as given to New, which is its Redis key
 // and the name in the Mutex's errors and Observer events.
 func (m *Mutex) Name() string {
@@ -146,29 +136,6 @@ func (m *Mutex) Name() string {
 		return ""
 	}
 	return m.group
-}
-
-// Client returns the client the lock was built on.
-func (m *Mutex) Client() *relock.Client { return m.base().Client }
-
-// Lock waits until ctx's owner holds every value, or ctx ends. When ctx
-// carries no owner a fresh one is created. The returned context is a
-// child of ctx carrying the owner: pass it to nested Lock calls, to
-// Unlock, and to the work the lock protects. It is cancelled with cause
-// relock.ErrLockLost if the lease is lost (on any value), has a deadline
-// at the lease's end with a fixed lease, and is cancelled by the Unlock
-// that releases the last hold.
-//
-// If ctx ends first, Lock returns an error matching both
-// relock.ErrNotAcquired and ctx.Err(), and leaves nothing in Redis.
-func (m *Mutex) Lock(ctx context.Context) (context.Context, error) {
-	return m.base().Lock(ctx, -1)
-}
-
-// TryLock is Lock waiting at most wait; 0 means one attempt. It returns
-// an error matching relock.ErrNotAcquired when it gives up.
-func (m *Mutex) TryLock(ctx context.Context, wait time.Duration) (context.Context, error) {
-	return m.base().TryLock(ctx, wait)
 }
 
 // Unlock releases one hold of every value for ctx's owner. A value whose

@@ -182,7 +182,7 @@ var keyRules = []struct {
 	{layout.ElectionLeader, KindElection, true},
 	{layout.ElectionLog, KindElection, true},
 	{layout.LockToken, KindFencing, false},
-	{fenceLast, KindFence, false},
+	{layout.FenceLast, KindFence, false},
 	// A fair lock's queue keys are its record too: they may outlive its
 	// hash, and a queue nobody holds the lock of must be listed.
 	{layout.FairQueue, KindLock, false},
@@ -196,17 +196,6 @@ var keyRules = []struct {
 	{layout.SemaphoreWatcher, KindCount, true},
 	{layout.PermitTimeouts, KindCount, true},
 	{layout.PermitsGone, KindCount, true},
-}
-
-// fenceLast is where package fence's Redis guard keeps the last token of
-// a resource: relock_fence:{<resource>}, or relock_fence:<resource> when
-// the resource carries a hash tag of its own (fence/redis.go's lastKey,
-// which TestFenceKind checks this against).
-func fenceLast(resource string) string {
-	if strings.Contains(resource, "{") {
-		return "relock_fence:" + resource
-	}
-	return "relock_fence:{" + resource + "}"
 }
 
 // derived reports the name and kind key derives from by keyRules. A key

@@ -104,7 +104,7 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 // readFence reads the last token package fence's Redis guard recorded
 // for the resource name, 0 for none.
 func readFence(ctx context.Context, rdb redis.UniversalClient, name string) (int64, error) {
-	v, err := rdb.Get(ctx, fenceLast(name)).Result()
+	v, err := rdb.Get(ctx, layout.FenceLast(name)).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 		return 0, nil

@@ -54,11 +54,14 @@
 // reads the count again once it is back, since messages sent during the
 // gap are lost.
 //
-// A latch has no lease: its count never expires and nothing renews it. A
-// process that dies before its CountDown leaves the count where it was,
-// and the latch's waiters waiting, until someone else counts down or
-// deletes the latch. Writes are not synchronised with replicas: a failover may lose
-// a count change the old master had not yet replicated, as with
+// A latch has no lease: nothing renews its count. A process that dies
+// before its CountDown leaves the count where it was, and the latch's
+// waiters waiting, until someone else counts down or deletes the latch,
+// or, with Options.TTL, until the count expires. An expiry opens the
+// latch without a message: a waiter finds it open at its next look (after
+// the next message, a reconnect, or at a TryAwait's end), so wait with
+// TryAwait, or a deadline, on a latch that may expire. Writes are not synchronised with replicas: a failover
+// may lose a count change the old master had not yet replicated, as with
 // Redisson.
 //
 // On Redis Cluster the channel wraps the whole name in braces, so for a

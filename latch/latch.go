@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -14,9 +15,17 @@ import (
 	"github.com/relock-go/relock/internal/transport"
 )
 
-// Options configure a Latch. A latch has nothing to configure yet: pass
-// nil. The parameter gives New the shape of every relock constructor.
-type Options struct{}
+// Options configure a Latch. A nil *Options and zero fields mean the
+// defaults documented on each field.
+type Options struct {
+	// TTL, if positive, is the time to live TrySetCount gives the latch's
+	// count when it sets one, as semaphore's Options.TTL does for
+	// TrySetPermits: a latch whose counters all died opens TTL later
+	// rather than stay closed in Redis for ever. CountDown keeps the TTL,
+	// and so does Redisson's countDown (a DECR). Zero (the default) sets
+	// none. Redis keeps milliseconds: a TTL below 1ms is invalid.
+	TTL time.Duration
+}
 
 // The messages on a latch's channel, as Redisson sends them.
 const (
@@ -40,6 +49,7 @@ type Latch struct {
 	// separate: the channel lies in another cluster slot than the count,
 	// and is published on apart from the scripts.
 	separate bool
+	ttl      any   // Options.TTL in ms as a script argument, "0" for none
 	err      error // bad input found by New, returned by every method
 }
 
@@ -47,18 +57,29 @@ type Latch struct {
 var errNil = core.NilReceiver("latch", "Latch")
 
 // New returns the latch named name on rc. Bad input (a nil client, an
-// invalid name) is not reported here but by every method of the returned
-// Latch.
+// invalid name, a negative TTL) is not reported here but by every method
+// of the returned Latch.
 func New(rc *relock.Client, name string, opts *Options) *Latch {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
 	// Redisson wraps the whole name in braces, even one with a hash tag
 	// of its own (layout.LatchChannel).
-	l := &Latch{c: core.Of(rc), name: name, channel: layout.LatchChannel(name)}
-	if l.c == nil {
+	l := &Latch{c: core.Of(rc), name: name, channel: layout.LatchChannel(name), ttl: "0"}
+	if o.TTL > 0 {
+		l.ttl = transport.Millis(o.TTL)
+	}
+	switch {
+	case l.c == nil:
 		l.err = fmt.Errorf("latch: nil client: %w", relock.ErrInvalidArgument)
 		return l
-	}
-	if err := core.ValidateName(name); err != nil {
-		l.err = fmt.Errorf("latch: %w", err)
+	case o.TTL < 0 || (o.TTL > 0 && o.TTL < time.Millisecond):
+		l.err = fmt.Errorf("latch: TTL %v: %w", o.TTL, relock.ErrInvalidArgument)
+	default:
+		if err := core.ValidateName(name); err != nil {
+			l.err = fmt.Errorf("latch: %w", err)
+		}
 	}
 	// Without a hash tag of the name's own, the channel's tag is the
 	// whole name, which hashes to the count's slot; with one, the two
@@ -93,8 +114,9 @@ func (l *Latch) errorf(op string, err error) error {
 }
 
 // TrySetCount gives the latch the count n, which must be positive, if it
-// is open (has no count), and reports whether it did. Setting a count
-// wakes the latch's waiters, which find it and go on waiting.
+// is open (has no count), and reports whether it did; with Options.TTL
+// the count expires TTL later. Setting a count wakes the latch's waiters,
+// which find it and go on waiting.
 //
 // On a cluster, for a name with a hash tag, the announcement is a
 // command of its own after the script (see the package documentation);
@@ -112,7 +134,7 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	case !transport.CountOK(n):
 		return false, fmt.Errorf("latch: count %d of %q is above relock.MaxCount: %w", n, l.name, relock.ErrInvalidArgument)
 	}
-	return l.run(ctx, "set count", lua.LatchTrySetCount(), newCount, n, l.c.T.PublishArg())
+	return l.run(ctx, "set count", lua.LatchTrySetCount(), newCount, n, l.c.T.PublishArg(), l.ttl)
 }
 
 // CountDown takes one off the latch's count. The CountDown that reaches

@@ -17,7 +17,7 @@ import (
 )
 
 // A Redisson RedissonNonReentrantLock client, played from the facts of
-// DESIGN.md sections 4 and 4a: its acquire takes a free hash (reply nil),
+// docs/redisson-facts.md: its acquire takes a free hash (reply nil),
 // refuses its own owner with the error NON_REENTRANT_REACQUIRE, or
 // replies the PTTL; its unlock is RLock's, whose last release deletes
 // the hash and publishes "0" on the lock's channel

@@ -2,7 +2,6 @@ package nonreentrant
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/redis/go-redis/v9"
 
@@ -11,10 +10,9 @@ import (
 	"github.com/relock-go/relock/internal/transport"
 )
 
-// Acquire runs the acquire script once. Its replies: 1 (acquired), 0
-// (late: hashlock.Result.Late), {PTTL, foreign}, or the error hashlock.Reacquire, which refuses the
-// wait. A
-// listening waiter registers (hashlock.Join); one whose owner holds
+// Acquire runs the acquire script once; hashlock.Decode reads its
+// replies: 1 (acquired), 0 (late), {PTTL, foreign}, or the error
+// hashlock.Reacquire, which refuses the wait. A listening waiter registers (hashlock.Join); one whose owner holds
 // nothing on this client takes a grant it finds (hashlock.Queued); a Try
 // leaves nothing behind. A try by such an owner (hashlock.Claim) is sent
 // as a Try, which refuses the owner's hold it finds (a hold whose reply
@@ -26,22 +24,7 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode,
 		mode = hashlock.Try
 	}
 	reply, err := o.l.C.T.RunAcquire(ctx, transport.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
-	if r, ok := hashlock.Reentry(err); ok {
-		return r, nil
-	}
-	if err != nil || transport.OneReply(reply) {
-		return hashlock.Result{Acquired: err == nil}, err
-	}
-	if reply == hashlock.LateReply {
-		return hashlock.Result{Late: true}, nil
-	}
-	r, ok := reply.([]any)
-	if !ok || len(r) != 2 {
-		return hashlock.Result{}, fmt.Errorf("unexpected acquire reply %v", reply)
-	}
-	ttl, _ := r[0].(int64)
-	foreign, _ := r[1].(int64)
-	return hashlock.Result{Sleep: hashlock.Registered(ttl), Foreign: foreign == 1}, nil
+	return hashlock.Decode(reply, err, 2, hashlock.Waiting)
 }
 
 // Channel is where a relock client's waiters on the lock are woken one

@@ -1,18 +1,17 @@
 // Package observe defines what a relock Client tells an Observer about
 // its locks: acquires and unlocks as they begin and end, holds as they
 // end (and why), the watchdog's renewal rounds, and a Redis master that
-// may evict lock keys; and Stats, what a
-// Client can report at any time. Set an Observer with
-// relock.Options.Observer; read Stats with relock.Client.Stats. The
-// module github.com/relock-go/relock/otel (package relockotel) turns both
-// into OpenTelemetry metrics and spans.
+// may evict lock keys; and Stats, what a Client can report at any time.
+// Set an Observer with relock.Options.Observer; read Stats with
+// relock.Client.Stats. The module
+// github.com/relock-go/relock/relockotel turns both into OpenTelemetry
+// metrics and spans.
 //
 // An Observer's methods are called synchronously, on the goroutine of the
 // event (a caller's Lock, the watchdog's, a background check's), with no
 // lock of relock's held. They must be quick and must not block or call
-// back into the Client.
-// Without an Observer, relock makes none of these calls and builds none
-// of these values.
+// back into the Client. Without an Observer, relock makes none of these
+// calls and builds none of these values.
 package observe
 
 import (
@@ -49,11 +48,9 @@ type Observer interface {
 	// under memory pressure (maxmemory set, maxmemory-policy not
 	// noeviction) or that its settings cannot be read (Eviction.Err);
 	// never for a master that does not evict. An evicted lock key lets a
-	// second holder in, until the first learns at its next renewal. The
-	// Client reads the settings with the master's replicas for replica
-	// sync (SyncAuto: with the first acquire, then again at most once a
-	// second), or else once, in the background, with the first acquire;
-	// on the goroutine that read them.
+	// second holder in, until the first learns at its next renewal. It
+	// is called on the goroutine that read the settings ("Memory and
+	// eviction" in docs/operations.md says when).
 	MayEvict(Eviction)
 }
 

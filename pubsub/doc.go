@@ -1,7 +1,7 @@
 // Package pubsub shares one Redis subscription connection among many
 // goroutines. A Hub made with New sends one SUBSCRIBE per channel,
 // however many goroutines wait on it, over one connection (one per
-// master node in sharded mode, Redis Cluster's SSUBSCRIBE), and keeps
+// master node in Sharded mode, Redis Cluster's SSUBSCRIBE), and keeps
 // the subscriptions through reconnects and failovers. Channels are
 // reference-counted: the thousandth waiter on a channel costs no Redis
 // command, and the last one to leave unsubscribes it.
@@ -17,7 +17,7 @@
 // Redis keeps no message for a subscriber whose connection is down, so
 // when a connection fails the hub wakes every waiter on it, reconnects
 // with backoff, resubscribes, and wakes them all again once the server
-// answers. In sharded mode, when a channel's slot moves or its master
+// answers. In Sharded mode, when a channel's slot moves or its master
 // stops answering (a failover may be under way), the hub moves the
 // channel to the master that owns it now; its waiters are woken when
 // the channel moves or is subscribed again, not at the failure. A
@@ -28,4 +28,9 @@
 //
 // Each connection is read by a goroutine of the hub; Close stops the
 // hub's goroutines and waits for them.
+//
+// As with relock.New, New's error reports bad options only. The errors'
+// sentinels are the root package's: ErrClosed is relock.ErrClosed itself,
+// so errors.Is matches either name, and bad input (a nil *Hub included)
+// matches relock.ErrInvalidArgument.
 package pubsub

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/pubsub"
 )
 
@@ -27,7 +28,10 @@ func Example() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	hub := pubsub.New(rdb, false, nil)
+	hub, err := pubsub.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer hub.Close()
 	ctx := context.Background()
 
@@ -78,14 +82,21 @@ func Example() {
 	// result: 42
 }
 
-// New takes the go-redis client to subscribe with. With sharded set and
+// New takes the go-redis client to subscribe with. With Mode Sharded and
 // a *redis.ClusterClient, channels are subscribed with SSUBSCRIBE on
-// their masters; log is told of reconnects.
+// their masters; Logger is told of reconnects. Bad options are New's
+// error.
 func ExampleNew() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	hub := pubsub.New(rdb, false, slog.Default())
+	if _, err := pubsub.New(rdb, &pubsub.Options{Mode: pubsub.Sharded}); err != nil {
+		fmt.Println(errors.Is(err, relock.ErrInvalidArgument), err)
+	}
+	hub, err := pubsub.New(rdb, &pubsub.Options{Logger: slog.Default()})
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer hub.Close()
 
 	sub, err := hub.Subscribe(context.Background(), "news:"+uuid.NewString())
@@ -95,6 +106,7 @@ func ExampleNew() {
 	defer sub.Close()
 	fmt.Println("subscribed")
 	// Output:
+	// true pubsub: Sharded needs a *redis.ClusterClient: relock: invalid argument
 	// subscribed
 }
 
@@ -105,7 +117,10 @@ func ExampleHub() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	hub := pubsub.New(rdb, false, nil)
+	hub, err := pubsub.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer hub.Close()
 	ctx := context.Background()
 
@@ -140,7 +155,10 @@ func ExampleHub_Subscribe() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	hub := pubsub.New(rdb, false, nil)
+	hub, err := pubsub.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer hub.Close()
 	ctx := context.Background()
 
@@ -165,14 +183,17 @@ func ExampleHub_Listen() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	hub := pubsub.New(rdb, false, nil)
+	hub, err := pubsub.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer hub.Close()
 	ctx := context.Background()
 
 	channel := "events:" + uuid.NewString()
 	// f must not block: a buffered channel hands the payloads on.
 	payloads := make(chan string, 100)
-	err := hub.Listen(ctx, channel, func(payload string) { payloads <- payload })
+	err = hub.Listen(ctx, channel, func(payload string) { payloads <- payload })
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -194,7 +215,10 @@ func ExampleHub_Done() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	hub := pubsub.New(rdb, false, nil)
+	hub, err := pubsub.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 
 	sub, err := hub.Subscribe(context.Background(), "jobs:"+uuid.NewString())
 	if err != nil {
@@ -227,7 +251,10 @@ func ExampleHub_Close() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	hub := pubsub.New(rdb, false, nil)
+	hub, err := pubsub.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	ctx := context.Background()
 
 	if _, err := hub.Subscribe(ctx, "jobs:"+uuid.NewString()); err != nil {
@@ -236,12 +263,12 @@ func ExampleHub_Close() {
 	fmt.Println(hub.Close())
 	fmt.Println(hub.Close())
 
-	_, err := hub.Subscribe(ctx, "jobs:"+uuid.NewString())
+	_, err = hub.Subscribe(ctx, "jobs:"+uuid.NewString())
 	fmt.Println(errors.Is(err, pubsub.ErrClosed), err)
 	// Output:
 	// <nil>
 	// <nil>
-	// true pubsub: hub closed
+	// true relock: closed
 }
 
 // Each Subscription is a waiter of its own: a message wakes every waiter
@@ -251,7 +278,10 @@ func ExampleSubscription() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	hub := pubsub.New(rdb, false, nil)
+	hub, err := pubsub.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer hub.Close()
 	ctx := context.Background()
 
@@ -285,7 +315,10 @@ func ExampleSubscription_C() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	hub := pubsub.New(rdb, false, nil)
+	hub, err := pubsub.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer hub.Close()
 	ctx := context.Background()
 
@@ -316,7 +349,10 @@ func ExampleSubscription_Close() {
 	addr := srv.Addr // in your code: addr := "localhost:6379"
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	defer rdb.Close()
-	hub := pubsub.New(rdb, false, nil)
+	hub, err := pubsub.New(rdb, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer hub.Close()
 	ctx := context.Background()
 

@@ -2,16 +2,46 @@ package pubsub
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hub"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // ErrClosed is returned by Subscribe and Listen after Close.
-var ErrClosed = hub.ErrClosed
+var ErrClosed = relock.ErrClosed
+
+// A Mode selects how a Hub subscribes. Its values mean what relock's
+// PubSubGlobal and PubSubSharded do; relock's PubSubAuto, which asks the
+// cluster, has no Mode: a Hub never waits for Redis before the first
+// Subscribe.
+type Mode int
+
+const (
+	// Global subscribes with SUBSCRIBE on one connection of the client's:
+	// the default.
+	Global Mode = iota
+	// Sharded subscribes with SSUBSCRIBE (Redis Cluster's sharded
+	// pub/sub) on the master that owns each channel's slot; it needs a
+	// *redis.ClusterClient. A message published with PUBLISH never
+	// reaches a Sharded hub, nor one sent with SPUBLISH a Global hub.
+	Sharded
+)
+
+// Options configure a Hub. A nil *Options and zero fields mean the
+// defaults documented on each field.
+type Options struct {
+	// Mode is Global (the default) or Sharded.
+	Mode Mode
+	// Logger, if not nil, is told when a connection fails and the hub
+	// reconnects. Default none.
+	Logger *slog.Logger
+}
 
 // A Hub shares subscription connections among the goroutines that wait
 // on or listen to its channels. Make one with New and Close it when
@@ -19,11 +49,9 @@ var ErrClosed = hub.ErrClosed
 // A nil *Hub's Subscribe, Listen and Close return an error matching
 // relock.ErrInvalidArgument; its Done channel is closed.
 type Hub struct {
-	// h takes hub.WakeAll for every channel: every message wakes every
-	// waiter. relock's other policies give some payloads a meaning of
-	// their own ("0", "<tag>:<note>") that a user's channel does not
-	// follow; a relock Client has a hub of its own, so its channels and
-	// a user's never share a policy.
+	// h takes hub.WakeAll for every channel: a user's payloads mean
+	// nothing to the hub (relock's Clients, whose payloads do, have
+	// hubs of their own).
 	h *hub.Hub
 }
 
@@ -38,21 +66,31 @@ var closed = func() chan struct{} {
 }()
 
 // New returns a hub for rdb, which it does not close. It connects on the
-// first Subscribe or Listen. Unless sharded is set, channels are
-// subscribed with SUBSCRIBE on one connection of rdb's; when it is set,
-// rdb must be a *redis.ClusterClient (Subscribe and Listen fail
-// otherwise), and channels are subscribed with SSUBSCRIBE on the master
-// that owns their slot. log, if not nil, is told when a connection fails
-// and the hub reconnects.
-func New(rdb redis.UniversalClient, sharded bool, log *slog.Logger) *Hub {
-	return &Hub{h: hub.New(rdb, sharded, log)}
+// first Subscribe or Listen. Its error, matching relock.ErrInvalidArgument,
+// reports bad options only: a nil rdb, an unknown Mode, or Sharded with
+// rdb not a *redis.ClusterClient.
+func New(rdb redis.UniversalClient, opts *Options) (*Hub, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	_, cluster := rdb.(*redis.ClusterClient)
+	switch {
+	case transport.IsNil(rdb):
+		return nil, fmt.Errorf("pubsub: nil redis client: %w", relock.ErrInvalidArgument)
+	case o.Mode != Global && o.Mode != Sharded:
+		return nil, fmt.Errorf("pubsub: unknown Mode %d: %w", o.Mode, relock.ErrInvalidArgument)
+	case o.Mode == Sharded && !cluster:
+		return nil, fmt.Errorf("pubsub: Sharded needs a *redis.ClusterClient: %w", relock.ErrInvalidArgument)
+	}
+	return &Hub{h: hub.New(rdb, o.Mode == Sharded, o.Logger)}, nil
 }
 
 // Subscribe adds a waiter on channel and returns once the server has
 // the subscription, so that every message published after Subscribe
 // returns wakes the waiter, unless its connection fails first (see the
 // package's doc). It fails when ctx ends, when the hub is closed
-// (ErrClosed), or in sharded mode when the master of channel's slot
+// (ErrClosed), or in Sharded mode when the master of channel's slot
 // cannot be found; if the connection breaks meanwhile, Subscribe returns
 // and the reconnect wakes the waiter. Close the Subscription when done.
 func (h *Hub) Subscribe(ctx context.Context, channel string) (*Subscription, error) {

@@ -2,7 +2,6 @@ package reentrant
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/redis/go-redis/v9"
 
@@ -22,35 +21,20 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode,
 	c := o.l.C
 	if !o.fencing {
 		reply, err := c.T.RunAcquire(ctx, transport.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
-		if err != nil || transport.OneReply(reply) {
-			return hashlock.Result{Acquired: err == nil}, err
-		}
-		return taken(reply, 0)
+		return hashlock.Decode(reply, err, 2, hashlock.Waiting)
 	}
 	reply, err := c.T.RunAcquire(ctx, fencedAcquired, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
-	if err != nil {
-		return hashlock.Result{}, err
-	}
-	if r, ok := reply.([]any); ok && len(r) == 2 && r[0] == int64(1) {
-		token, _ := r[1].(int64)
+	if err == nil && fencedAcquired(reply) {
+		token, _ := reply.([]any)[1].(int64)
 		return hashlock.Result{Acquired: true, Token: token}, nil
 	}
-	return taken(reply, 1)
+	return hashlock.Decode(reply, err, 3, fencedWaiting)
 }
 
-// taken reads the {PTTL, foreign} that an acquire replies when the lock
-// is taken, from index i of reply.
-func taken(reply any, i int) (hashlock.Result, error) {
-	if reply == hashlock.LateReply {
-		return hashlock.Result{Late: true}, nil
-	}
-	r, ok := reply.([]any)
-	if !ok || len(r) != i+2 {
-		return hashlock.Result{}, fmt.Errorf("unexpected acquire reply %v", reply)
-	}
-	ttl, _ := r[i].(int64)
-	foreign, _ := r[i+1].(int64)
-	return hashlock.Result{Sleep: hashlock.Registered(ttl), Foreign: foreign == 1}, nil
+// fencedWaiting reads the {0, PTTL, foreign} of a fenced acquire that
+// did not take the lock as hashlock.Waiting reads acquire.lua's.
+func fencedWaiting(t hashlock.Taken) hashlock.Result {
+	return hashlock.Waiting(hashlock.Taken{t[1], t[2]})
 }
 
 // Channel is where a relock client's waiters on the lock are woken one

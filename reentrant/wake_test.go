@@ -169,7 +169,7 @@ func TestRedissonHolderWakesRelockWaiter(t *testing.T) {
 	raw := srv.Client(t)
 	bg := context.Background()
 	name := redistest.Key(t)
-	// Redisson's acquire, as DESIGN.md section 4 gives it.
+	// Redisson's acquire (RedissonLock.tryLockInnerAsync).
 	raw.HSet(bg, name, uuid.NewString()+":1", 1)
 	raw.PExpire(bg, name, 30*time.Second)
 

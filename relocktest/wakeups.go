@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/relock-go/relock/internal/layout"
 )
 
 // A conn is one of the Kit's Client's connections. It passes what it
@@ -94,7 +96,7 @@ func (c *conn) drop(frame []byte) bool {
 	channel, payload, ok := message(frame, c.subscriber.Load())
 	// A notice tells of a lost lock, and an echo mark ("=<count>") that
 	// the count after it wakes no one: neither is a wake-up.
-	if !ok || strings.HasPrefix(channel, "relock_client:") || strings.HasPrefix(payload, "=") {
+	if !ok || strings.HasPrefix(channel, layout.ClientChannels) || strings.HasPrefix(payload, "=") {
 		return false
 	}
 	return c.f.dropping()

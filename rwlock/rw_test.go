@@ -127,3 +127,19 @@ func TestForceUnlockTimeoutKeys(t *testing.T) {
 		t.Fatalf("ForceUnlock ran DEL %d times, want 3 (two timeout keys and the hash)", dels)
 	}
 }
+
+// TestClient: an RWMutex and both its sides name the client it was
+// built on; a nil or zero RWMutex, none.
+func TestClient(t *testing.T) {
+	rc := newClient(t, nil)
+	rw := rwlock.New(rc, redistest.Key(t), nil)
+	if rw.Client() != rc || rw.Reader().Client() != rc || rw.Writer().Client() != rc {
+		t.Fatalf("Client() = %p, sides %p %p; want %p", rw.Client(), rw.Reader().Client(), rw.Writer().Client(), rc)
+	}
+	if c := (*rwlock.RWMutex)(nil).Client(); c != nil {
+		t.Fatalf("nil RWMutex's Client() = %p, want nil", c)
+	}
+	if c := new(rwlock.RWMutex).Client(); c != nil {
+		t.Fatalf("zero RWMutex's Client() = %p, want nil", c)
+	}
+}

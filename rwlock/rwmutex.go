@@ -16,8 +16,9 @@ import (
 // defaults documented on each field.
 type Options struct {
 	// Lease is a fixed lease for every hold, read or write: nothing
-	// renews it. Zero (the default) lets the client's watchdog renew the
-	// leases while held. A Lease below 1ms is invalid.
+	// renews it. Zero (the default) has the client's watchdog renew a
+	// lease of the client's WatchdogTimeout while held. A Lease below 1ms
+	// is invalid.
 	Lease time.Duration
 }
 
@@ -25,8 +26,8 @@ type Options struct {
 // does no I/O until used, and is safe for concurrent use. Create one with
 // New.
 // A zero value's methods return an error matching relock.ErrInvalidArgument,
-// and so do a nil pointer's: its Name is "", its Reader and Writer a Side
-// whose every operation returns that error.
+// and so do a nil pointer's: its Name is "", its Client nil, its Reader
+// and Writer a Side whose every operation returns that error.
 type RWMutex struct {
 	r, w *Side
 	keys []string // lock hash, channel
@@ -78,6 +79,10 @@ var nilRWMutex = &Side{l: hashlock.Lock{Pkg: "rwlock", Err: core.NilReceiver("rw
 
 // Name returns the lock's name, which is its Redis key.
 func (rw *RWMutex) Name() string { return rw.writer().Name() }
+
+// Client returns the client the lock was built on; nil for a nil or zero
+// RWMutex.
+func (rw *RWMutex) Client() *relock.Client { return rw.writer().Client() }
 
 // Reader returns the read side, a relock.Locker whose Lock is RLock.
 func (rw *RWMutex) Reader() *Side { return rw.reader() }
@@ -253,6 +258,7 @@ func (s *Side) IsHeld(ctx context.Context) (bool, error) { return s.base().IsHel
 // HoldCount returns how many holds ctx's owner has on this side.
 func (s *Side) HoldCount(ctx context.Context) (int, error) { return s.base().HoldCount(ctx) }
 
-// TTL returns the time left on the lock's lease (the hash's): 0 when the
-// lock is not held, -1 when it is held without expiry.
+// TTL returns the lock key's time to live, as PTTL reports it (the hash's,
+// which the lease sets): 0 when the lock is not held, -1 when it is held
+// without expiry.
 func (s *Side) TTL(ctx context.Context) (time.Duration, error) { return s.base().TTL(ctx) }

@@ -13,7 +13,7 @@ import (
 )
 
 // Redisson's RSemaphore operations that add permits, played with raw
-// commands from its layout (DESIGN.md section 4a): each changes the count
+// commands from its layout (docs/wire-layout.md): each changes the count
 // and publishes the new count on redisson_sc:{<name>}.
 var redissonAdds = []struct {
 	what string

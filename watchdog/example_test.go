@@ -39,7 +39,10 @@ func Example() {
 	ctx := context.Background()
 
 	const lease = 500 * time.Millisecond
-	w := watchdog.New(rdb, lease, nil) // renews every lease/3
+	w, err := watchdog.New(rdb, &watchdog.Options{Timeout: lease}) // renews every lease/3
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer w.Close()
 
 	// Take the lock, with the lease the watchdog keeps extending.
@@ -77,7 +80,10 @@ func ExampleNew() {
 	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 	defer rdb.Close()
 
-	w := watchdog.New(rdb, 30*time.Second, slog.Default())
+	w, err := watchdog.New(rdb, &watchdog.Options{Timeout: 30 * time.Second, Logger: slog.Default()})
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer w.Close()
 }
 
@@ -89,7 +95,10 @@ func ExampleWatchdog_Watch() {
 	ctx := context.Background()
 
 	const lease = 300 * time.Millisecond
-	w := watchdog.New(rdb, lease, nil)
+	w, err := watchdog.New(rdb, &watchdog.Options{Timeout: lease})
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer w.Close()
 
 	// The keys and arguments are those package scripts documents; the
@@ -127,7 +136,10 @@ func ExampleRenewal() {
 	defer rdb.Close()
 	ctx := context.Background()
 
-	w := watchdog.New(rdb, 30*time.Second, nil)
+	w, err := watchdog.New(rdb, nil) // relock.DefaultWatchdogTimeout, 30 s
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer w.Close()
 
 	const lease = 300 * time.Millisecond
@@ -158,19 +170,19 @@ func ExampleRenewal() {
 // that does not answer would) is not a loss by itself: the lease is
 // reported lost, with ErrExpired, a margin before the server could
 // expire the lock.
-func ExampleWatchdog_SetMargin() {
+func ExampleOptions_margin() {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer rdb.Close()
 
 	const lease = 600 * time.Millisecond
-	w := watchdog.New(rdb, lease, nil)
-	defer w.Close()
-	if err := w.SetMargin(lease); err != nil {
+	if _, err := watchdog.New(rdb, &watchdog.Options{Timeout: lease, Margin: lease}); err != nil {
 		fmt.Println(err)
 	}
-	if err := w.SetMargin(200 * time.Millisecond); err != nil {
+	w, err := watchdog.New(rdb, &watchdog.Options{Timeout: lease, Margin: 200 * time.Millisecond})
+	if err != nil {
 		log.Fatal(err)
 	}
+	defer w.Close()
 
 	failing := redis.NewScript(`return redis.error_reply('ERR unavailable')`)
 	lost := make(chan error, 1)
@@ -182,7 +194,7 @@ func ExampleWatchdog_SetMargin() {
 	reason := <-lost
 	fmt.Println("expired:", errors.Is(reason, watchdog.ErrExpired), "before the lease:", time.Since(sent) < lease)
 	// Output:
-	// watchdog: margin 600ms not in [0, 300ms)
+	// watchdog: Margin 600ms not in [0, Timeout/2 = 300ms): relock: invalid argument
 	// expired: true before the lease: true
 }
 
@@ -191,16 +203,19 @@ func ExampleWatchdog_Close() {
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer rdb.Close()
 
-	w := watchdog.New(rdb, 30*time.Second, nil)
+	w, err := watchdog.New(rdb, nil) // relock.DefaultWatchdogTimeout, 30 s
+	if err != nil {
+		log.Fatal(err)
+	}
 	if err := w.Close(); err != nil {
 		log.Fatal(err)
 	}
 
-	_, err := w.Watch(watchdog.Renewal{Script: renew, Keys: []string{"jobs:" + uuid.NewString()}},
+	_, err = w.Watch(watchdog.Renewal{Script: renew, Keys: []string{"jobs:" + uuid.NewString()}},
 		time.Now(), func(error) {})
 	fmt.Println(err, errors.Is(err, watchdog.ErrClosed))
 	// Output:
-	// watchdog: closed true
+	// relock: closed true
 }
 
 // A stopped lease is renewed no more, and its loss is never reported.
@@ -210,7 +225,10 @@ func ExampleLease_Stop() {
 	ctx := context.Background()
 
 	const lease = 300 * time.Millisecond
-	w := watchdog.New(rdb, lease, nil)
+	w, err := watchdog.New(rdb, &watchdog.Options{Timeout: lease})
+	if err != nil {
+		log.Fatal(err)
+	}
 	defer w.Close()
 
 	name, token := "jobs:"+uuid.NewString(), uuid.NewString()
@@ -247,10 +265,10 @@ func (h batchSizes) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 	}
 }
 
-// Many leases are renewed in batches of at most SetBatchSize renewals,
+// Many leases are renewed in batches of at most Options.BatchSize renewals,
 // each one pipeline with a deadline of its own, spread over the renewal
 // interval.
-func ExampleWatchdog_SetBatchSize() {
+func ExampleOptions_batchSize() {
 	// ContextTimeoutEnabled: the watchdog renews through this client
 	// itself, so the hook sees its batches.
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true})
@@ -258,14 +276,14 @@ func ExampleWatchdog_SetBatchSize() {
 	ctx := context.Background()
 
 	const lease = 600 * time.Millisecond
-	w := watchdog.New(rdb, lease, nil)
-	defer w.Close()
-	if err := w.SetBatchSize(0); err != nil {
+	if _, err := watchdog.New(rdb, &watchdog.Options{Timeout: lease, BatchSize: -1}); err != nil {
 		fmt.Println(err)
 	}
-	if err := w.SetBatchSize(4); err != nil {
+	w, err := watchdog.New(rdb, &watchdog.Options{Timeout: lease, BatchSize: 4})
+	if err != nil {
 		log.Fatal(err)
 	}
+	defer w.Close()
 
 	names := make([]string, 10)
 	token := uuid.NewString()
@@ -298,6 +316,6 @@ func ExampleWatchdog_SetBatchSize() {
 	}
 	fmt.Println("largest batch:", largest, "held:", held)
 	// Output:
-	// watchdog: batch size 0 not at least 1
+	// watchdog: negative BatchSize -1: relock: invalid argument
 	// largest batch: 4 held: 10
 }

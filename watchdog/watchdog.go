@@ -1,17 +1,18 @@
 package watchdog
 
 import (
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/renew"
+	"github.com/relock-go/relock/internal/transport"
 )
 
-// The errors are internal/renew's own values, which relock's clients
-// wrap in a lost lock's cause: errors.Is matches either.
 var (
 	// ErrGone is the reason a lease is lost when its renewal replies 0:
 	// the lock is gone from Redis, or held by someone else.
@@ -20,7 +21,7 @@ var (
 	// before the server may have expired it.
 	ErrExpired = renew.ErrExpired
 	// ErrClosed is returned by Watch after Close.
-	ErrClosed = renew.ErrClosed
+	ErrClosed = relock.ErrClosed
 )
 
 // A Renewal is the script call that renews one lock. The script must reply
@@ -35,8 +36,8 @@ type Renewal struct {
 	Args []any
 	// Timeout is the lease the script sets, when it is not the
 	// watchdog's (0): the lease is renewed every Timeout/3, and reported
-	// lost as SetMargin says for a lease of that timeout. It must not
-	// be negative.
+	// lost as Options.Margin says for a lease of that timeout. It must
+	// not be negative.
 	Timeout time.Duration
 }
 
@@ -68,14 +69,70 @@ type Watchdog struct {
 // errNil is the error of every operation of a nil *Watchdog.
 var errNil = core.NilReceiver("watchdog", "Watchdog")
 
-// New starts a watchdog for leases of timeout, which must be positive:
-// each Renewal must extend its lock to timeout (its Args say so), and
-// the watchdog renews it every timeout/3. Unless rdb cuts calls off at
-// their context's deadline (ContextTimeoutEnabled), the watchdog sends
-// its rounds on a client of its own with rdb's options, which Close
-// closes. log, if not nil, is told of failed rounds.
-func New(rdb redis.UniversalClient, timeout time.Duration, log *slog.Logger) *Watchdog {
-	return &Watchdog{renew.New(rdb, timeout, log)}
+// Options configure a Watchdog. A nil *Options and zero fields mean the
+// defaults documented on each field.
+type Options struct {
+	// Timeout is the lease the watchdog renews: each Renewal must extend
+	// its lock to Timeout (its Args say so), unless it sets a Timeout of
+	// its own, and the watchdog renews it every Timeout/3. It is relock's
+	// Options.WatchdogTimeout. Default relock.DefaultWatchdogTimeout; at
+	// least relock.MinWatchdogTimeout.
+	Timeout time.Duration
+
+	// Margin is how long before the send time of its last successful
+	// renewal plus the timeout a lease that no renewal reached is
+	// reported lost. It is relock's Options.LeaseMargin: why, and its
+	// limits, in relock's docs/guarantees.md. Default a tenth of the
+	// timeout (the same fraction of a Renewal.Timeout); below Timeout/2.
+	Margin time.Duration
+
+	// BatchSize is how many renewals the watchdog sends at most in one
+	// pipeline (one round trip a Redis node): relock's
+	// Options.WatchdogBatchSize, which says how to choose it. Default
+	// DefaultBatchSize; not negative.
+	BatchSize int
+
+	// Logger, if not nil, is told of failed rounds. Default none.
+	Logger *slog.Logger
+}
+
+// DefaultBatchSize is how many renewals a batch carries at most unless
+// Options.BatchSize says otherwise.
+const DefaultBatchSize = renew.DefaultBatchSize
+
+// New starts a watchdog over rdb, which it does not close. Unless rdb
+// cuts calls off at their context's deadline (ContextTimeoutEnabled),
+// the watchdog sends its rounds on a client of its own with rdb's
+// options, which Close closes. Its error, matching
+// relock.ErrInvalidArgument, reports bad options only; no watchdog is
+// started then.
+func New(rdb redis.UniversalClient, opts *Options) (*Watchdog, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Timeout == 0 {
+		o.Timeout = relock.DefaultWatchdogTimeout
+	}
+	switch {
+	case transport.IsNil(rdb):
+		return nil, fmt.Errorf("watchdog: nil redis client: %w", relock.ErrInvalidArgument)
+	case o.Timeout < relock.MinWatchdogTimeout:
+		return nil, fmt.Errorf("watchdog: Timeout %v below %v: %w", o.Timeout, relock.MinWatchdogTimeout, relock.ErrInvalidArgument)
+	case o.Margin < 0 || o.Margin >= o.Timeout/2:
+		return nil, fmt.Errorf("watchdog: Margin %v not in [0, Timeout/2 = %v): %w", o.Margin, o.Timeout/2, relock.ErrInvalidArgument)
+	case o.BatchSize < 0:
+		return nil, fmt.Errorf("watchdog: negative BatchSize %d: %w", o.BatchSize, relock.ErrInvalidArgument)
+	}
+	w := renew.New(rdb, o.Timeout, o.Logger)
+	// Both in range, checked above.
+	if o.Margin > 0 {
+		_ = w.SetMargin(o.Margin)
+	}
+	if o.BatchSize > 0 {
+		_ = w.SetBatchSize(o.BatchSize)
+	}
+	return &Watchdog{w}, nil
 }
 
 // Watch starts renewing a lock acquired by a call sent at acquired. lost is
@@ -97,36 +154,6 @@ func (w *Watchdog) Watch(r Renewal, acquired time.Time, lost func(reason error))
 type lostFunc func(reason error)
 
 func (f lostFunc) LeaseLost(reason error) { f(reason) }
-
-// SetMargin sets, for every lease from then on, how long before the send
-// time of its last successful renewal plus the timeout a lease that no
-// renewal reached is reported lost. Default a tenth of the timeout (the
-// same fraction of a Renewal.Timeout); d must be in [0, timeout/2). It is
-// relock's Options.LeaseMargin: why, and its limits, in relock's
-// docs/guarantees.md.
-func (w *Watchdog) SetMargin(d time.Duration) error {
-	if w == nil {
-		return errNil
-	}
-	return w.w.SetMargin(d)
-}
-
-// DefaultBatchSize is how many renewals a batch carries at most unless
-// SetBatchSize says otherwise.
-const DefaultBatchSize = renew.DefaultBatchSize
-
-// SetBatchSize sets how many renewals the watchdog sends at most in one
-// pipeline (one round trip a Redis node), for the batches it forms from
-// then on; n must be at least 1. Default DefaultBatchSize. Each batch
-// has its own deadline (the renewal interval), so a smaller batch
-// answers sooner on a slow server and a larger one costs fewer round
-// trips. It is relock's Options.WatchdogBatchSize.
-func (w *Watchdog) SetBatchSize(n int) error {
-	if w == nil {
-		return errNil
-	}
-	return w.w.SetBatchSize(n)
-}
 
 // Close ends every lease without calling lost and waits for the
 // watchdog's goroutines to return. It is idempotent: only the first call

@@ -1,6 +1,6 @@
 // Command consumer is what CI (.ci/run) builds outside the repository,
 // as a user's module: it requires github.com/relock-go/relock and its
-// otel module from a module proxy, at their versions, with no replace of
+// relockotel module from a module proxy, at their versions, with no replace of
 // its own. It wires the two together and checks that the Observer's
 // instrumentation scope has the version the build resolved.
 package main
@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
-	relockotel "github.com/relock-go/relock/otel"
+	"github.com/relock-go/relock/relockotel"
 )
 
 func main() {
@@ -48,13 +48,13 @@ func run() error {
 		return fmt.Errorf("no build info")
 	}
 	for _, m := range info.Deps {
-		if m.Path == "github.com/relock-go/relock/otel" {
+		if m.Path == "github.com/relock-go/relock/relockotel" {
 			if m.Version != "v"+relockotel.Version {
-				return fmt.Errorf("relock/otel %s reports version %s", m.Version, relockotel.Version)
+				return fmt.Errorf("relock/relockotel %s reports version %s", m.Version, relockotel.Version)
 			}
-			fmt.Printf("relock/otel %s: scope version %s\n", m.Version, relockotel.Version)
+			fmt.Printf("relock/relockotel %s: scope version %s\n", m.Version, relockotel.Version)
 			return nil
 		}
 	}
-	return fmt.Errorf("relock/otel not among the build's modules")
+	return fmt.Errorf("relock/relockotel not among the build's modules")
 }

@@ -2,7 +2,7 @@
 // reads from a file:// URL, serving modules of this working tree at one
 // version: what `go get` finds once the tree is tagged. CI builds a
 // consumer module against it (.ci/run), which proves that the modules
-// resolve from their tags alone, without the replace of otel/go.mod.
+// resolve from their tags alone, without the replace of relockotel/go.mod.
 //
 // Usage:
 //
@@ -10,7 +10,7 @@
 //
 // Each MODULEDIR is a directory holding a go.mod. Its zip follows the
 // module zip format (golang.org/x/mod/zip): nested modules, such as
-// otel/ within the main module, are left out of it, as the go command
+// relockotel/ within the main module, are left out of it, as the go command
 // would leave them out of a tag's.
 package main
 

@@ -48,9 +48,9 @@
 // relock reads a name in read-only scripts (package inspect) and finds
 // records with SCAN, never KEYS. force-unlock runs the lock type's own
 // ForceUnlock (grouplock's over the VALUEs given, package permits'
-// Release for a permit) through a relock.Client, so
-// that waiters are woken and relock holders told at once (their contexts
-// cancelled), as deleting the key by hand would not do.
+// TryRelease for a permit) through a relock.Client, so that waiters are
+// woken and relock holders told at once (their contexts cancelled), as
+// deleting the key by hand would not do.
 //
 // The exit status:
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/inspect"
+	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/permits"
 )
 
@@ -61,7 +62,7 @@ func (e *env) forcePermit(ctx context.Context, l *inspect.Lock, id string) error
 // masters), with PUBLISH or SPUBLISH as the client listens, and returns
 // how many channels it told.
 func (e *env) tellClients(ctx context.Context, name string) (int, error) {
-	const pattern = "relock_client:*"
+	const pattern = layout.ClientChannels + "*"
 	global, err := e.rdb.PubSubChannels(ctx, pattern).Result()
 	if err != nil {
 		return 0, err

@@ -5,7 +5,7 @@ go 1.26.0
 // An example, never published: it builds against this tree's modules.
 replace (
 	github.com/relock-go/relock => ../..
-	github.com/relock-go/relock/otel => ../../otel
+	github.com/relock-go/relock/relockotel => ../../relockotel
 )
 
 require (
@@ -13,7 +13,7 @@ require (
 	github.com/redis/go-redis/extra/redisotel/v9 v9.23.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/relock-go/relock v0.1.0
-	github.com/relock-go/relock/otel v0.1.0
+	github.com/relock-go/relock/relockotel v0.1.0
 	go.opentelemetry.io/otel/exporters/stdout/stdoutmetric v1.47.0
 	go.opentelemetry.io/otel/exporters/stdout/stdouttrace v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

@@ -25,8 +25,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/relock-go/relock"
-	relockotel "github.com/relock-go/relock/otel"
 	"github.com/relock-go/relock/reentrant"
+	"github.com/relock-go/relock/relockotel"
 )
 
 func main() {

@@ -8,15 +8,8 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/grouplock"
-	"github.com/relock-go/relock/internal/testing/locktest"
 	"github.com/relock-go/relock/internal/testing/redistest"
 )
-
-// The behaviour suite on the cluster for the non-reentrant fair lock,
-// whose waiters queue as the fair lock's do.
-func TestNonReentrantFairSuite(t *testing.T) {
-	locktest.RunCluster(t, needCluster(t), locktest.NonReentrantFair)
-}
 
 // TestGroupLockOnCluster: for a group on each master, the group's hash
 // and its channel live in the group's slot, on that master; two clients

@@ -17,7 +17,7 @@ import (
 	"github.com/relock-go/relock/rwlock"
 )
 
-// prefix and suffix derive names as DESIGN section 4 says Redisson does,
+// prefix and suffix derive names as Redisson does (docs/wire-layout.md),
 // written out here rather than taken from the library so that the test
 // pins the layout it checks.
 func prefix(p, name string) string {

@@ -6,19 +6,18 @@ import (
 	"github.com/relock-go/relock/internal/testing/locktest"
 )
 
-// The behaviour suites every lock type passes on one server, run on the
+// TestSuites runs the behaviour suites every lock kind passes on one
+// server (locktest.All, and the queue order of the FIFO kinds) on the
 // cluster as the limited ACL user: its relock clients use sharded pub/sub,
 // its lock names land on every master, and its watchdogs renew across
 // masters.
-
-func TestReentrantSuite(t *testing.T) { locktest.RunCluster(t, needCluster(t), locktest.Reentrant) }
-
-func TestFairSuite(t *testing.T) { locktest.RunCluster(t, needCluster(t), locktest.Fair) }
-
-func TestFairOrderSuite(t *testing.T) { locktest.RunFairCluster(t, needCluster(t)) }
-
-func TestRWLockWriterSuite(t *testing.T) {
-	locktest.RunCluster(t, needCluster(t), locktest.RWWriter)
+func TestSuites(t *testing.T) {
+	c := needCluster(t)
+	for _, k := range locktest.All {
+		t.Run(k.Name, func(t *testing.T) { locktest.RunCluster(t, c, k) })
+		if k.FIFO {
+			t.Run(k.Name+"Order", func(t *testing.T) { locktest.RunFairCluster(t, c, k) })
+		}
+	}
+	t.Run("RWReaders", func(t *testing.T) { locktest.RunReadersCluster(t, c) })
 }
-
-func TestRWLockReaderSuite(t *testing.T) { locktest.RunReadersCluster(t, needCluster(t)) }

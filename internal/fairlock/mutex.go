@@ -125,11 +125,8 @@ func (m *Mutex) init(pkg string, rc *relock.Client, name string, lease, waitTime
 	m.l.Grants = true
 }
 
-// Name returns the lock's name, which is its Redis key.
-func (m *Mutex) Name() string { return m.l.Name }
-
-// Client returns the client the lock was built on.
-func (m *Mutex) Client() *relock.Client { return m.l.Client }
+// Hash is the hash lock m runs on, which answers the state queries.
+func (m *Mutex) Hash() *hashlock.Lock { return &m.l }
 
 // Lock waits in the queue until ctx's owner holds the lock, or ctx ends
 // (fair.Mutex.Lock).
@@ -164,17 +161,3 @@ func (m *Mutex) Unlock(ctx context.Context) error { return m.l.Unlock(ctx) }
 func (m *Mutex) ForceUnlock(ctx context.Context) (bool, error) {
 	return m.l.ForceUnlock(ctx, (*ops)(m))
 }
-
-// IsLocked reports whether anyone holds the lock.
-func (m *Mutex) IsLocked(ctx context.Context) (bool, error) { return m.l.IsLocked(ctx) }
-
-// IsHeld reports whether ctx's owner holds the lock, as Redis sees it.
-func (m *Mutex) IsHeld(ctx context.Context) (bool, error) { return m.l.IsHeld(ctx) }
-
-// HoldCount returns how many holds ctx's owner has on the lock, as Redis
-// counts them.
-func (m *Mutex) HoldCount(ctx context.Context) (int, error) { return m.l.HoldCount(ctx) }
-
-// TTL returns the time left on the lock's lease: 0 when the lock is not
-// held, -1 when it is held without expiry.
-func (m *Mutex) TTL(ctx context.Context) (time.Duration, error) { return m.l.TTL(ctx) }

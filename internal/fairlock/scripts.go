@@ -2,7 +2,6 @@ package fairlock
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -13,11 +12,11 @@ import (
 	"github.com/relock-go/relock/internal/transport"
 )
 
-// Acquire runs the fair acquire script once. Replies: 1 (acquired), 0
-// (late: hashlock.Result.Late),
-// {0, PTTL, foreign} (held), {1, ms, foreign} (free, but the queue head
-// goes first), or in the non-reentrant mode the error hashlock.Reacquire,
-// which refuses the wait. That mode sends a try by an owner that holds
+// Acquire runs the fair acquire script once; hashlock.Decode reads its
+// replies: 1 (acquired), 0 (late), {0, PTTL, foreign} (held),
+// {1, ms, foreign} (free, but the queue head goes first), or in the
+// non-reentrant mode the error hashlock.Reacquire, which refuses the
+// wait. That mode sends a try by an owner that holds
 // nothing on this client (hashlock.Claim) as a Try, as package
 // nonreentrant does: a hold of the owner's that it finds (a grant
 // another call of the owner is about to take, or a hold whose reply was
@@ -33,23 +32,14 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode,
 	}
 	reply, err := o.l.C.T.RunAcquire(ctx, transport.OneReply, &o.acquireCall,
 		o.l.LeaseArg(), f.Arg, o.waitArg, mode.Arg(), o.l.C.T.PublishArg(), reentrant, attempt)
-	if r, ok := hashlock.Reentry(err); ok {
-		return r, nil
-	}
-	if err != nil || transport.OneReply(reply) {
-		return hashlock.Result{Acquired: err == nil}, err
-	}
-	if reply == hashlock.LateReply {
-		return hashlock.Result{Late: true}, nil
-	}
-	r, ok := reply.([]any)
-	if !ok || len(r) != 3 {
-		return hashlock.Result{}, fmt.Errorf("unexpected acquire reply %v", reply)
-	}
-	turn, _ := r[0].(int64)
-	ms, _ := r[1].(int64)
-	foreign, _ := r[2].(int64)
-	return hashlock.Result{Sleep: time.Duration(ms) * time.Millisecond, Turn: turn == 1, Foreign: foreign == 1}, nil
+	return hashlock.Decode(reply, err, 3, queued)
+}
+
+// queued reads the {turn, ms, foreign} of a fair acquire that did not
+// take the lock: turn 1 when it is free but the queue head goes first,
+// the wait in ms, and whether a waiter ahead is a Redisson client.
+func queued(t hashlock.Taken) hashlock.Result {
+	return hashlock.Result{Sleep: time.Duration(t[1]) * time.Millisecond, Turn: t[0] == 1, Foreign: t[2] == 1}
 }
 
 // nonReentrantArg and reentrantArg are fair_acquire.lua's ARGV[6] in

@@ -7,10 +7,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/relock-go/relock/internal/sentinel"
 )
 
-// ErrClosed is returned by Subscribe, Join and Listen after Close.
-var ErrClosed = errors.New("pubsub: hub closed")
+// ErrClosed is returned by Subscribe, Join and Listen after Close: the
+// one closed sentinel (package sentinel).
+var ErrClosed = sentinel.ErrClosed
 
 // writeTimeout bounds each subscribe, unsubscribe and ping the hub sends.
 const writeTimeout = 5 * time.Second

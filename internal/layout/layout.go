@@ -1,13 +1,19 @@
 // Package layout names every Redis key and pub/sub channel that relock
-// derives from a lock's, semaphore's, latch's or election's name, or from
-// a client's id: Redisson's, which relock shares so that its clients and
-// Redisson's exclude and wake each other, and relock's own, which
-// Redisson ignores. It is the one place these names are spelled; the
-// scripts (package lua) get them as KEYS, docs/wire-layout.md
-// describes them, and docs/state.md gives each its row: how long it
-// lives and what bounds it (state_test.go checks that every name here
-// has one). Each function says which Redisson class it mirrors, or
-// that the name is relock's own.
+// derives from the name of a lock, semaphore, latch, election or fenced
+// resource, or from a client's id: Redisson's, which relock shares so
+// that its clients and Redisson's exclude and wake each other, and
+// relock's own, which Redisson ignores. It is the one place relock's Go
+// code spells these names (tests and examples spell some again, to
+// check them from outside). The scripts (package lua) get them as KEYS,
+// and append to them only what this package's names append too: a
+// client id or an owner field to a channel (LockClientChannel,
+// FairWaiterChannel, SemaphoreClientChannel), a read hold's
+// ":<field>:rwlock_timeout:<i>" to its lock's prefix
+// (ReadTimeoutsPrefix). docs/wire-layout.md describes them, and
+// docs/state.md gives each its row: how long it lives and what bounds it
+// (state_test.go checks that every name here has one). Each function
+// says which Redisson class it mirrors, or that the name is relock's
+// own.
 //
 // The hash-tag rule, Redisson's prefixName and suffixName: a derived name
 // wraps the name in braces, "p:{<name>}" or "{<name>}:s", so that it
@@ -90,7 +96,7 @@ func LockGone(name string) string { return prefix("relock_lock_gone", name) }
 // LockGoneDue is relock's index of when the entries of LockGone(name) may
 // go, "relock_lock_gone_due:{<name>}": a ZSET of owner fields scored with
 // the epoch ms until which each field's entry lasts
-// (internal/core/bury.lua). Redisson never reads it.
+// (internal/lua/bury.lua). Redisson never reads it.
 func LockGoneDue(name string) string { return prefix("relock_lock_gone_due", name) }
 
 // PermitsGone is relock's record of the permit ids whose acquires its
@@ -99,6 +105,10 @@ func LockGoneDue(name string) string { return prefix("relock_lock_gone_due", nam
 // until which each record lasts (internal/lua/permits_undo.lua). Redisson
 // never reads it.
 func PermitsGone(name string) string { return prefix("relock_permits_gone", name) }
+
+// FenceLast is where package fence's Redis guard keeps the last token
+// it let write to resource, "relock_fence:{<resource>}": relock's own.
+func FenceLast(resource string) string { return prefix("relock_fence", resource) }
 
 // LockToken is the fencing counter of the lock named name,
 // "redisson_lock_token:{<name>}": RedissonFencedLock's.
@@ -222,7 +232,13 @@ func ElectionLog(name string) string { return prefix("relock_election_log", name
 // ClientChannel is relock's own channel on which the client clientID is
 // told of force-unlocks of the locks it holds, "relock_client:{<client
 // id>}": each message is a lock's name.
-func ClientChannel(clientID string) string { return prefix("relock_client", clientID) }
+func ClientChannel(clientID string) string { return prefix(clientChannel, clientID) }
+
+// ClientChannels is what every ClientChannel starts with, for a
+// PSUBSCRIBE pattern or a prefix match on a channel's name.
+const ClientChannels = clientChannel + ":"
+
+const clientChannel = "relock_client"
 
 // LockCompanion reports whether key is one that a lock derives from its
 // name and that is never a lock's own record: a key with the prefix of

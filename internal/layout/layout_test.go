@@ -46,6 +46,8 @@ func TestNames(t *testing.T) {
 		{layout.ElectionChannel, "relock_election_channel:{orders:42}", "relock_election_channel:{user1}:cart"},
 		{layout.ElectionLog, "relock_election_log:{orders:42}", "relock_election_log:{user1}:cart"},
 		{layout.ClientChannel, "relock_client:{orders:42}", "relock_client:{user1}:cart"},
+		{func(n string) string { return layout.ClientChannels + n }, "relock_client:orders:42", "relock_client:{user1}:cart"},
+		{layout.FenceLast, "relock_fence:{orders:42}", "relock_fence:{user1}:cart"},
 	} {
 		if got := tc.f("orders:42"); got != tc.plain {
 			t.Errorf("got %q, want %q", got, tc.plain)

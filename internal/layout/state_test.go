@@ -49,6 +49,7 @@ var patterns = map[string]string{
 	"ElectionChannel":         layout.ElectionChannel(aName),
 	"ElectionLog":             layout.ElectionLog(aName),
 	"ClientChannel":           layout.ClientChannel(aClient),
+	"FenceLast":               layout.FenceLast("<resource>"),
 }
 
 // TestStateRows: docs/state.md, the inventory of what relock keeps, has

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// SetMargin is watchdog.Watchdog.SetMargin (relock's Options.LeaseMargin,
-// explained in docs/guarantees.md).
+// SetMargin sets watchdog.Options.Margin (relock's Options.LeaseMargin,
+// explained in docs/guarantees.md) for every lease from then on.
 func (w *Watchdog) SetMargin(d time.Duration) error {
 	if d < 0 || d >= w.timeout/2 {
 		return fmt.Errorf("watchdog: margin %v not in [0, %v)", d, w.timeout/2)

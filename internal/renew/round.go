@@ -143,7 +143,7 @@ func (w *Watchdog) apply(b batch) {
 // takes Redis milliseconds, far within the shortest interval.
 const DefaultBatchSize = 2000
 
-// SetBatchSize is watchdog.Watchdog.SetBatchSize (relock's
+// SetBatchSize sets watchdog.Options.BatchSize (relock's
 // Options.WatchdogBatchSize): n, at least 1, is how many renewals a
 // batch carries at most from then on.
 func (w *Watchdog) SetBatchSize(n int) error {

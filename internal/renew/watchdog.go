@@ -25,18 +25,12 @@
 // EVALSHA; those the server answers NOSCRIPT (a restarted or flushed
 // server) are sent again as EVAL.
 //
-// A lease ends in one of three ways: its owner calls Lease.Stop (unlock);
-// a renewal replies 0, meaning the lock is gone from Redis (ErrGone); or
-// no renewal has succeeded for long enough that the server may already
-// have expired it (ErrExpired). A renewal sent at time s that succeeds
-// keeps the lock until at least s + timeout on the server, whatever
-// delays the renewal met on its way, so the watchdog reports the loss a
-// margin (SetMargin) before s + timeout, s being the send time of the
-// last success. A Redis error, or a batch cut off at its deadline, is not
-// a loss by itself: the watchdog sends the leases of the failed batch's
-// slots again a fifth of an interval (at most a second) after each
-// failure, until that deadline. A lease is lost only when no renewal of
-// it succeeded for that long, however many leases the watchdog holds.
+// A lease ends as package watchdog's doc says (Stop, ErrGone, or
+// ErrExpired a margin before the last successful send plus the timeout).
+// A failed batch's slots are sent again a fifth of an interval (at most a
+// second) after each failure, until that deadline: a lease is lost only
+// when no renewal of it succeeded for that long, however many leases the
+// watchdog holds.
 package renew
 
 import (
@@ -51,6 +45,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/derive"
+	"github.com/relock-go/relock/internal/sentinel"
 )
 
 var (
@@ -60,8 +55,9 @@ var (
 	// ErrExpired is the reason a lease is lost when no renewal succeeded
 	// before the server may have expired it.
 	ErrExpired = errors.New("watchdog: no successful renewal before the lease could expire")
-	// ErrClosed is returned by Watch and Start after Close.
-	ErrClosed = errors.New("watchdog: closed")
+	// ErrClosed is returned by Watch and Start after Close: the one
+	// closed sentinel (package sentinel).
+	ErrClosed = sentinel.ErrClosed
 )
 
 // A Renewal is the script call that renews one lock. The script must reply

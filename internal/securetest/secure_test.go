@@ -22,19 +22,19 @@ import (
 	"github.com/relock-go/relock/rwlock"
 )
 
-// TestSuites runs every lock type's behaviour suite as an ACL user allowed
-// only redistest.LockCommands, over TLS with a client certificate; each
-// suite checks that the server logged no denied command.
+// TestSuites runs every lock kind's behaviour suite (locktest.All, and
+// the queue order of the FIFO kinds) as an ACL user allowed only
+// redistest.LockCommands, over TLS with a client certificate; each suite
+// checks that the server logged no denied command.
 func TestSuites(t *testing.T) {
 	s := redistest.StartSecure(t)
-	for _, k := range []struct {
-		name string
-		kind locktest.Kind
-	}{{"Reentrant", locktest.Reentrant}, {"Fair", locktest.Fair}, {"RWWriter", locktest.RWWriter}, {"Spin", locktest.Spin}, {"NonReentrant", locktest.NonReentrant}} {
-		t.Run(k.name, func(t *testing.T) { locktest.Run(t, s, k.kind) })
+	for _, k := range locktest.All {
+		t.Run(k.Name, func(t *testing.T) { locktest.Run(t, s, k) })
+		if k.FIFO {
+			t.Run(k.Name+"Order", func(t *testing.T) { locktest.RunFairKind(t, s, k) })
+		}
 	}
 	t.Run("RWReaders", func(t *testing.T) { locktest.RunReaders(t, s) })
-	t.Run("FairOrder", func(t *testing.T) { locktest.RunFair(t, s) })
 }
 
 // TestLimitedUserOverTLS runs what the suites do not, fencing tokens,

@@ -2,11 +2,9 @@ package wait
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/relock-go/relock/internal/core"
-	"github.com/relock-go/relock/internal/transport"
 )
 
 // Polling. A lock whose releases announce nothing (Redisson's spin lock
@@ -54,15 +52,8 @@ func poll(ctx context.Context, s Spec, o Outcome, err error) error {
 		expired bool
 	)
 	for {
-		switch {
-		case o.Acquired:
-			return nil
-		case err != nil && !transport.Transient(err):
-			return transport.Ended(ctx, core.ErrNotAcquired, err)
-		case err != nil && expired:
-			return fmt.Errorf("%w: gave up after %v: %w", core.ErrNotAcquired, s.Wait, err)
-		case expired:
-			return fmt.Errorf("%w: gave up after %v", core.ErrNotAcquired, s.Wait)
+		if done, end := exit(ctx, s, o, err, expired); done {
+			return end
 		}
 		var d time.Duration
 		if err != nil {

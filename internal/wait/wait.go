@@ -217,27 +217,23 @@ func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
 			again = false
 			o, err = s.Attempt(ctx, true)
 		}
+		// A last attempt that names a channel to listen on is made
+		// once more, listening.
+		subscribing := o.Also != "" && w.also == nil
+		if done, end := exit(ctx, s, o, err, expired && (err != nil || !subscribing)); done {
+			return end
+		}
 		ttl := o.TTL
-		switch {
-		case o.Acquired:
-			return nil
-		case err != nil && !transport.Transient(err):
-			return transport.Ended(ctx, core.ErrNotAcquired, err)
-		case err != nil && expired:
-			return fmt.Errorf("%w: gave up after %v: %w", core.ErrNotAcquired, s.Wait, err)
-		case err != nil:
+		if err != nil {
 			// Redis is unreachable (a restart, a failover): keep
 			// waiting, retrying with backoff; the hub also wakes every
 			// waiter when its connection comes back.
 			ttl, backoff = backoff, min(2*backoff, maxBackoff)
-		default:
+		} else {
 			backoff = minBackoff
 		}
-		if o.Also != "" && w.also == nil {
+		if subscribing {
 			continue
-		}
-		if expired {
-			return fmt.Errorf("%w: gave up after %v", core.ErrNotAcquired, s.Wait)
 		}
 		retry.Stop()
 		if s.MaxSleep > 0 && (ttl < 0 || ttl > s.MaxSleep) {
@@ -272,6 +268,23 @@ func (w *waiter) wait(ctx context.Context, o Outcome, err error) error {
 		}
 		again = true
 	}
+}
+
+// exit reports whether a wait ends after an attempt that found o and
+// err, and with what: the wait's and poll's one exit rule. expired: the
+// wait's bound has passed, so that this was its last attempt.
+func exit(ctx context.Context, s Spec, o Outcome, err error, expired bool) (bool, error) {
+	switch {
+	case o.Acquired:
+		return true, nil
+	case err != nil && !transport.Transient(err):
+		return true, transport.Ended(ctx, core.ErrNotAcquired, err)
+	case !expired:
+		return false, nil
+	case err != nil:
+		return true, fmt.Errorf("%w: gave up after %v: %w", core.ErrNotAcquired, s.Wait, err)
+	}
+	return true, fmt.Errorf("%w: gave up after %v", core.ErrNotAcquired, s.Wait)
 }
 
 // hubClosed reports whether h was closed: its client began to close.

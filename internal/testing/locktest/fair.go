@@ -19,15 +19,15 @@ import (
 // checks what it shares with the other lock types with Fair).
 func RunFair(t *testing.T, srv *redistest.Server) { RunFairKind(t, srv, Fair) }
 
-// RunFairKind is RunFair for another kind whose waiters queue as the
-// fair lock's do (NonReentrantFair).
+// RunFairKind is RunFair for any kind whose waiters queue as the fair
+// lock's do (Kind.FIFO).
 func RunFairKind(t *testing.T, srv *redistest.Server, k Kind) {
 	(&env{srv: srv, k: k}).runAll(t, fairTests)
 }
 
-// RunFairCluster is RunFair on the cluster c.
-func RunFairCluster(t *testing.T, c *redistest.Cluster) {
-	(&env{cluster: c, k: Fair}).runAll(t, fairTests)
+// RunFairCluster is RunFairKind on the cluster c.
+func RunFairCluster(t *testing.T, c *redistest.Cluster, k Kind) {
+	(&env{cluster: c, k: k}).runAll(t, fairTests)
 }
 
 var fairTests = []test{{"FIFO", fifo, false}}

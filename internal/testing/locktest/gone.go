@@ -22,9 +22,10 @@ import (
 // past their time that writes have not swept yet), its keys expire with
 // the entry that lasts longest (one of a lock with a longer lease among
 // them keeps them, and is kept, for that lease), and once the give-ups
-// stop the keys are gone when the last entry's time has come. On the code before, it held every
-// owner that ever gave up (each write pushed the TTL of them all out
-// again), and a fair lock's outlived the give-ups by its wait timeout.
+// stop the keys are gone when the last entry's time has come. On the
+// code before, it held every owner that ever gave up (each write pushed
+// the TTL of them all out again), and a fair lock's outlived the
+// give-ups by its wait timeout.
 func goneBounded(t *testing.T, e *env) {
 	const (
 		lease = 400 * time.Millisecond
@@ -91,7 +92,10 @@ func goneBounded(t *testing.T, e *env) {
 	}
 
 	churn(5 * lease)
-	if len(starts) < 3*most {
+	// Uniform give-ups put two fifths of them in a window; a loaded
+	// machine's pauses, which let the unswept entries pile up, more.
+	// Half of them is still a record well below every owner.
+	if len(starts) < 2*most {
 		t.Fatalf("%d give-ups, at most %d owners recorded: too few give-ups to tell", len(starts), most)
 	}
 	pttl("after the give-ups", 0, lease)

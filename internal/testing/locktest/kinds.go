@@ -11,11 +11,16 @@ import (
 	"github.com/relock-go/relock/spinlock"
 )
 
-// The kinds of lock the suite runs: each lock package runs its own on one
-// server, internal/clustertest all of them on a cluster, and
-// internal/securetest all of them as a limited user over TLS.
+// All lists every kind the suite runs: each lock package runs its own on
+// one server, and internal/clustertest (on a cluster) and
+// internal/securetest (as a limited user over TLS) range over All, so a
+// kind added here runs in both.
+var All = []Kind{Reentrant, Fair, RWWriter, Spin, NonReentrant, NonReentrantFair}
+
+// The kinds of lock the suite runs.
 var (
 	Reentrant = Kind{
+		Name: "Reentrant",
 		New: func(rc *relock.Client, name string, lease time.Duration) Lock {
 			return reentrant.New(rc, name, &reentrant.Options{Lease: lease})
 		},
@@ -23,16 +28,19 @@ var (
 	}
 
 	Fair = Kind{
+		Name: "Fair",
 		New: func(rc *relock.Client, name string, lease time.Duration) Lock {
 			return fair.New(rc, name, &fair.Options{Lease: lease})
 		},
 		Residue: FairResidue,
 		Grants:  true,
+		FIFO:    true,
 	}
 
 	// RWWriter is a read/write lock's write side, an exclusive reentrant
 	// lock; RunReaders checks the read side with it.
 	RWWriter = Kind{
+		Name: "RWWriter",
 		New: func(rc *relock.Client, name string, lease time.Duration) Lock {
 			return rwlock.New(rc, name, &rwlock.Options{Lease: lease}).Writer()
 		},
@@ -42,6 +50,7 @@ var (
 	// Spin is the spin lock with its default backoff, whose sleeps reach
 	// 128ms at most.
 	Spin = Kind{
+		Name: "Spin",
 		New: func(rc *relock.Client, name string, lease time.Duration) Lock {
 			return spinlock.New(rc, name, &spinlock.Options{Lease: lease})
 		},
@@ -49,6 +58,7 @@ var (
 	}
 
 	NonReentrant = Kind{
+		Name: "NonReentrant",
 		New: func(rc *relock.Client, name string, lease time.Duration) Lock {
 			return nonreentrant.New(rc, name, &nonreentrant.Options{Lease: lease})
 		},
@@ -57,12 +67,14 @@ var (
 	}
 
 	NonReentrantFair = Kind{
+		Name: "NonReentrantFair",
 		New: func(rc *relock.Client, name string, lease time.Duration) Lock {
 			return nonreentrant.NewFair(rc, name, &nonreentrant.FairOptions{Lease: lease})
 		},
 		Residue: FairResidue,
 		Reentry: relock.ErrNotReentrant,
 		Grants:  true,
+		FIFO:    true,
 	}
 )
 

@@ -4,7 +4,8 @@
 // exclusion, bad input and Close.
 // A lock package runs it from its tests with a Kind describing how to
 // build its lock (Run, on one server); internal/clustertest runs it for
-// every lock type on a Redis Cluster (RunCluster). Checks particular to
+// every kind in All on a Redis Cluster (RunCluster), internal/securetest
+// as a limited user. Checks particular to
 // one type (its Redis layout) stay in that package.
 package locktest
 
@@ -34,6 +35,9 @@ type Lock interface {
 
 // A Kind describes a lock type to the suite.
 type Kind struct {
+	// Name names the kind's subtests where a suite ranges over All.
+	Name string
+
 	// New returns the lock named name on rc, with a fixed lease, or
 	// renewed by the watchdog when lease is 0. rc may be nil and lease
 	// negative: the suite checks that such locks report errors.
@@ -60,6 +64,10 @@ type Kind struct {
 	// within it, where listening kinds are woken. Zero for listening
 	// kinds.
 	Poll time.Duration
+
+	// FIFO tells that the kind's waiters queue in order (the fair
+	// locks): RunFairKind's order suite applies to it.
+	FIFO bool
 
 	// Grants tells that a release may hand the lock to the waiter it
 	// wakes (the fair and reentrant locks): the suite races such grants

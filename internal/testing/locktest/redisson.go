@@ -7,9 +7,8 @@ import "github.com/redis/go-redis/v9"
 // counterpart differs plays its own.
 
 // RedissonAcquire plays Redisson's RLock acquire (RedissonLock
-// tryLockInnerAsync), from the facts of DESIGN.md section 4: it takes a
-// free lock or re-enters the caller's hold, one hold more with the lease
-// reset, or replies the lock's PTTL.
+// tryLockInnerAsync): it takes a free lock or re-enters the caller's
+// hold, one hold more with the lease reset, or replies the lock's PTTL.
 //
 // KEYS: lock. ARGV: lease ms, field. Reply: nil when the caller holds the
 // lock now; otherwise the PTTL in ms.

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/relock-go/relock"
-	relockotel "github.com/relock-go/relock/otel"
+	"github.com/relock-go/relock/relockotel"
 )
 
 // TestMain fails the run if goroutines leaked.

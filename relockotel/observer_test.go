@@ -13,8 +13,8 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/election"
 	"github.com/relock-go/relock/latch"
-	relockotel "github.com/relock-go/relock/otel"
 	"github.com/relock-go/relock/reentrant"
+	"github.com/relock-go/relock/relockotel"
 	"github.com/relock-go/relock/rwlock"
 	"github.com/relock-go/relock/semaphore"
 )
@@ -367,7 +367,7 @@ func TestOperations(t *testing.T) {
 		if got := attr(s, opLock.Key).AsString(); "relock."+got != want.span {
 			t.Errorf("%s span with operation %q", want.span, got)
 		}
-		if sc := s.InstrumentationScope(); sc.Name != "github.com/relock-go/relock/otel" || sc.Version != relockotel.Version {
+		if sc := s.InstrumentationScope(); sc.Name != "github.com/relock-go/relock/relockotel" || sc.Version != relockotel.Version {
 			t.Errorf("%s span's scope %+v, want the module at %s", want.span, sc, relockotel.Version)
 		}
 	}

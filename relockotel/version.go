@@ -1,7 +1,7 @@
 package relockotel
 
 // Version is this module's version, without the "v" of its tag
-// otel/vX.Y.Z. It is the version of the Observer's instrumentation
+// relockotel/vX.Y.Z. It is the version of the Observer's instrumentation
 // scope. A constant, not debug.ReadBuildInfo: build info has no version
 // for the main module or in tests ("(devel)"), nor in binaries built
 // without module information, while a scope's version should name the

@@ -1,4 +1,4 @@
-module github.com/relock-go/relock/otel
+module github.com/relock-go/relock/relockotel
 
 go 1.26.0
 

@@ -15,8 +15,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/relock-go/relock"
-	relockotel "github.com/relock-go/relock/otel"
 	"github.com/relock-go/relock/reentrant"
+	"github.com/relock-go/relock/relockotel"
 )
 
 // Wire an Observer between relock and OpenTelemetry. A service passes

@@ -16,7 +16,7 @@ import (
 
 // scope is the instrumentation scope of the meter and the tracer: the
 // module's path; its version is Version.
-const scope = "github.com/relock-go/relock/otel"
+const scope = "github.com/relock-go/relock/relockotel"
 
 // Options configure an Observer. A nil *Options and zero fields mean the
 // defaults documented on each field.

@@ -1,7 +1,7 @@
 // Package relockotel turns what a relock Client tells its Observer into
 // OpenTelemetry metrics and spans, and its Stats into up-down counters.
-// It is a module of its own, github.com/relock-go/relock/otel, so that
-// programs that do not use OpenTelemetry never download it.
+// It is a module of its own, github.com/relock-go/relock/relockotel, so
+// that programs that do not use OpenTelemetry never download it.
 //
 // Wire it with relock.Options.Observer, and Watch each Client whose
 // Stats should be counted:
