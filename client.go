@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/observe"
 )
 
@@ -27,7 +28,7 @@ const DefaultSyncTimeout = time.Second
 // Options.SyncReplicas values beside a count of replicas.
 const (
 	// SyncAuto waits for the replicas the master reports: the default.
-	SyncAuto = core.SyncAuto
+	SyncAuto = transport.SyncAuto
 	// SyncOff turns replica sync off; any negative value does.
 	SyncOff = -1
 )
@@ -190,7 +191,7 @@ func init() {
 // pub/sub, in the background (see PubSubAuto; set Options.PubSub to
 // start without asking).
 func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
-	if core.IsNil(rdb) {
+	if transport.IsNil(rdb) {
 		return nil, fmt.Errorf("relock: nil redis client: %w", ErrInvalidArgument)
 	}
 	var o Options
@@ -229,7 +230,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Client, error) {
 	if _, cluster := rdb.(*redis.ClusterClient); o.PubSub == PubSubSharded && !cluster {
 		return nil, fmt.Errorf("relock: PubSubSharded needs a *redis.ClusterClient: %w", ErrInvalidArgument)
 	}
-	if o.Observer != nil && core.IsNil(o.Observer) {
+	if o.Observer != nil && transport.IsNil(o.Observer) {
 		return nil, fmt.Errorf("relock: nil Observer: %w", ErrInvalidArgument)
 	}
 	if o.PubSub < PubSubAuto || o.PubSub > PubSubSharded {
@@ -318,7 +319,7 @@ const CleanupGrace = core.Grace
 // of clean-up relock goes on with in the background. State queries
 // (IsLocked, HoldCount, TTL, ...) set no timer: without a deadline the
 // go-redis client's timeouts bound them ("Queries" in docs/guarantees.md).
-const OpTimeout = core.OpTimeout
+const OpTimeout = transport.OpTimeout
 
 // Shutdown ends the client: waiting Lock calls return ErrClosed at once,
 // the contexts of locks still held are cancelled with cause ErrClosed,

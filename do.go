@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // Do locks l for ctx's owner (a new one if ctx carries none), runs fn
@@ -20,7 +20,7 @@ import (
 // (Options.LeaseMargin before the server could let someone else in,
 // which is fn's time to stop), or when the Client closes.
 func Do(ctx context.Context, l Locker, fn func(ctx context.Context) error) (err error) {
-	if core.IsNil(l) || fn == nil {
+	if transport.IsNil(l) || fn == nil {
 		return fmt.Errorf("relock: Do with a nil Locker or func: %w", ErrInvalidArgument)
 	}
 	lctx, err := l.Lock(ctx)

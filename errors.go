@@ -1,13 +1,16 @@
 package relock
 
-import "github.com/relock-go/relock/internal/core"
+import (
+	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/transport"
+)
 
 // MaxCount is the largest count (a semaphore's permits, an acquire's or
 // a release's count, a latch's count) the synchronizers take, 2^53: Redis
 // runs their scripts with Lua numbers, doubles that hold integers exactly
 // only that far. A larger count is an error matching ErrInvalidArgument,
 // never rounded.
-const MaxCount = core.MaxCount
+const MaxCount = transport.MaxCount
 
 // Errors returned by relock and its lock packages. Match them with
 // errors.Is: they are usually wrapped with the lock's name.

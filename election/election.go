@@ -14,6 +14,7 @@ import (
 	"github.com/relock-go/relock/internal/fairlock"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/observe"
 )
 
@@ -234,7 +235,7 @@ func (e *Election) campaign(ctx context.Context, value string, wait time.Duratio
 	field := e.c.Field(owner)
 	opctx, cancel := e.c.OpContext(lctx)
 	defer cancel()
-	reply, err := core.Eval(opctx, e.c.Redis, lua.ElectionElect(), e.keys, field, value, e.c.PublishArg())
+	reply, err := transport.Eval(opctx, e.c.Redis, lua.ElectionElect(), e.keys, field, value, e.c.T.PublishArg())
 	term, ok := reply.(int64)
 	if err != nil || !ok {
 		uerr := e.mu.Unlock(lctx)
@@ -248,7 +249,7 @@ func (e *Election) campaign(ctx context.Context, value string, wait time.Duratio
 		if err == nil {
 			err = relock.ErrLockLost
 		}
-		return nil, fmt.Errorf("election: campaign %q: recording the leader: %w", e.name, core.Ended(ctx, relock.ErrNotAcquired, err))
+		return nil, fmt.Errorf("election: campaign %q: recording the leader: %w", e.name, transport.Ended(ctx, relock.ErrNotAcquired, err))
 	}
 	inner, end := context.WithCancelCause(context.WithValue(context.WithoutCancel(lctx), termKey{}, term))
 	return &leadership{lock: lctx, ctx: leadCtx{Context: inner, lock: lctx}, cancel: end, field: field}, nil
@@ -259,7 +260,7 @@ func (e *Election) campaign(ctx context.Context, value string, wait time.Duratio
 // background (core.Client.Settle).
 func (e *Election) unrecord(ctx context.Context, field string) {
 	_ = e.c.Settle(ctx, core.HoldKey{Name: e.keys[0], Field: field}, func(ctx context.Context) error {
-		_, err := core.Eval(ctx, e.c.Redis, lua.ElectionResign(), []string{e.keys[1], e.keys[3]}, field, e.c.PublishArg())
+		_, err := transport.Eval(ctx, e.c.Redis, lua.ElectionResign(), []string{e.keys[1], e.keys[3]}, field, e.c.T.PublishArg())
 		return err
 	})
 }
@@ -302,7 +303,7 @@ func (e *Election) Proclaim(ctx context.Context, value string) error {
 	}
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
-	n, err := core.Eval(opctx, e.c.Redis, lua.ElectionProclaim(), []string{e.keys[0], e.keys[1], e.keys[3], e.keys[4]}, lead.field, value, e.c.PublishArg())
+	n, err := transport.Eval(opctx, e.c.Redis, lua.ElectionProclaim(), []string{e.keys[0], e.keys[1], e.keys[3], e.keys[4]}, lead.field, value, e.c.T.PublishArg())
 	switch {
 	case err != nil:
 		return fmt.Errorf("election: proclaim %q: %w", e.name, err)
@@ -332,7 +333,7 @@ func (e *Election) resign(ctx context.Context, lead *leadership) error {
 	lead.resigned.Store(true)
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
-	_, err := core.Eval(opctx, e.c.Redis, lua.ElectionResign(), []string{e.keys[1], e.keys[3]}, lead.field, e.c.PublishArg())
+	_, err := transport.Eval(opctx, e.c.Redis, lua.ElectionResign(), []string{e.keys[1], e.keys[3]}, lead.field, e.c.T.PublishArg())
 	// The lock's owner is the leadership's; the time is the caller's.
 	uctx := lead.ctx
 	if d, ok := ctx.Deadline(); ok {
@@ -409,7 +410,7 @@ func (e *Election) usable(ctx context.Context) error {
 func (e *Election) read(ctx context.Context) (Leader, bool, error) {
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
-	reply, err := core.Eval(opctx, e.c.Redis, lua.ElectionLeader(), e.keys[:2])
+	reply, err := transport.Eval(opctx, e.c.Redis, lua.ElectionLeader(), e.keys[:2])
 	if err != nil || reply == nil {
 		return Leader{}, false, err
 	}

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // observeRetry is how long Observe waits to read the leader again after
@@ -89,7 +89,7 @@ func (e *Election) observe(ctx context.Context, sub *hub.Subscription, out chan<
 func (e *Election) unseen(ctx context.Context, last string) ([]Leader, string, error) {
 	opctx, cancel := e.c.OpContext(ctx)
 	defer cancel()
-	reply, err := core.Eval(opctx, e.c.Redis, lua.ElectionObserve(), []string{e.keys[0], e.keys[1], e.keys[4]}, last)
+	reply, err := transport.Eval(opctx, e.c.Redis, lua.ElectionObserve(), []string{e.keys[0], e.keys[1], e.keys[4]}, last)
 	if err != nil {
 		return nil, last, err
 	}

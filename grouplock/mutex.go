@@ -12,6 +12,7 @@ import (
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // zz_methods.go has the methods every hash-lock facade shares, written
@@ -47,7 +48,7 @@ type Mutex struct {
 	// (redisson_lock__channel:{<group>}), the KEYS of the release
 	// scripts, and the record of given-up attempts on the group
 	// (hashlock.Lock.Gone), the acquire's second; keyArgs holds them as
-	// script arguments (core.Call).
+	// script arguments (transport.Call).
 	keys    [3]string
 	keyArgs [3]any
 	// acquireKeys and acquireKeyArgs are the acquire's KEYS.
@@ -56,7 +57,7 @@ type Mutex struct {
 	// fields are the values' fields in sorted order, boxed once for
 	// every call's ARGV.
 	fields                  []any
-	acquireCall, unlockCall core.Call
+	acquireCall, unlockCall transport.Call
 }
 
 // ops are a Mutex's hashlock.Ops (scripts.go).
@@ -91,7 +92,7 @@ func New(rc *relock.Client, group string, values []string, opts *Options) *Mutex
 	// share, not on the set's name.
 	m.l.Gone, m.l.GoneDue = layout.LockGone(group), layout.LockGoneDue(group)
 	m.keys = [3]string{group, layout.GroupLockChannel(group), m.l.Gone}
-	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
+	keyArgs := transport.KeyArgs(m.keyArgs[:], m.keys[:]...)
 	m.fields = make([]any, len(fields))
 	for i, f := range fields {
 		m.fields[i] = f
@@ -181,7 +182,7 @@ func (m *Mutex) held(ctx context.Context, owner string) (int, error) {
 		return 0, err
 	}
 	args := append(make([]any, 0, 1+len(m.fields)), owner)
-	reply, err := core.Eval(ctx, m.base().C.Redis, lua.GroupHeld(), m.keys[:1], append(args, m.fields...)...)
+	reply, err := transport.Eval(ctx, m.base().C.Redis, lua.GroupHeld(), m.keys[:1], append(args, m.fields...)...)
 	if err != nil {
 		return 0, fmt.Errorf("grouplock: %q: %w", m.group, err)
 	}

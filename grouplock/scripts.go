@@ -5,10 +5,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/renew"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // args returns head followed by the values' fields, a script's ARGV.
@@ -22,8 +22,8 @@ func (o *ops) args(head ...any) []any {
 // behind a failed attempt, so every mode is the same attempt. There is no
 // registry of waiters: all of them listen on the group's channel.
 func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode, attempt int64) (hashlock.Result, error) {
-	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.args(o.l.LeaseArg(), f.Arg, attempt)...)
-	if err != nil || core.OneReply(reply) {
+	reply, err := o.l.C.T.RunAcquire(ctx, transport.OneReply, &o.acquireCall, o.args(o.l.LeaseArg(), f.Arg, attempt)...)
+	if err != nil || transport.OneReply(reply) {
 		return hashlock.Result{Acquired: err == nil}, err
 	}
 	return hashlock.PTTL(reply)
@@ -37,11 +37,11 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode, at
 func (o *ops) Channel(string) (string, string) { return o.keys[1], "" }
 
 func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
-	return o.unlockCall.Run(ctx, rdb, o.args(o.l.LeaseArg(), f.Arg, o.l.C.PublishArg(), core.Flag(last))...)
+	return o.unlockCall.Run(ctx, rdb, o.args(o.l.LeaseArg(), f.Arg, o.l.C.T.PublishArg(), transport.Flag(last))...)
 }
 
 func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, o.l.C.Redis, lua.GroupForceUnlock(), o.keys[:2], o.args(o.l.C.PublishArg())...)
+	return transport.Eval(ctx, o.l.C.Redis, lua.GroupForceUnlock(), o.keys[:2], o.args(o.l.C.T.PublishArg())...)
 }
 
 // Renewal renews every value of the set while the owner holds them all.

@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/derive"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // DoctorOptions configure Doctor. A nil *DoctorOptions and zero fields
@@ -150,7 +150,7 @@ const KeptBytes = 90
 // gone, and so does one whose pub/sub connection is down while its
 // commands still get through (docs/doctor.md).
 func Doctor(ctx context.Context, rdb redis.UniversalClient, opts *DoctorOptions) (*Report, error) {
-	if core.IsNil(rdb) {
+	if transport.IsNil(rdb) {
 		return nil, fmt.Errorf("inspect: nil redis client: %w", relock.ErrInvalidArgument)
 	}
 	o := DoctorOptions{}
@@ -192,7 +192,7 @@ func Doctor(ctx context.Context, rdb redis.UniversalClient, opts *DoctorOptions)
 		d.check(l)
 	}
 	if err := d.listeners(ctx, rdb); err != nil {
-		return nil, fmt.Errorf("inspect: counting the waiters' listeners: %w", core.Ended(ctx, nil, err))
+		return nil, fmt.Errorf("inspect: counting the waiters' listeners: %w", transport.Ended(ctx, nil, err))
 	}
 	if err := d.evictions(ctx, rdb); err != nil {
 		return nil, err

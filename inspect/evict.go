@@ -6,7 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // MayEvict is the Problem of a Redis master that may evict keys under
@@ -28,13 +28,13 @@ const KindServer Kind = "server"
 func (d *doctor) evictions(ctx context.Context, rdb redis.UniversalClient) error {
 	nodes, err := masters(ctx, rdb)
 	if err != nil {
-		return fmt.Errorf("inspect: finding the cluster's masters: %w", core.Ended(ctx, nil, err))
+		return fmt.Errorf("inspect: finding the cluster's masters: %w", transport.Ended(ctx, nil, err))
 	}
 	for _, node := range nodes {
-		e, tell, err := core.ReadEviction(ctx, node)
+		e, tell, err := transport.ReadEviction(ctx, node)
 		switch {
 		case err != nil:
-			return fmt.Errorf("inspect: reading the eviction settings (INFO memory): %w", core.Ended(ctx, nil, err))
+			return fmt.Errorf("inspect: reading the eviction settings (INFO memory): %w", transport.Ended(ctx, nil, err))
 		case !tell:
 			continue
 		}

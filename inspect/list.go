@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/derive"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // ScanCount is the COUNT hint of each SCAN call List makes: about how
@@ -80,7 +80,7 @@ func Find(ctx context.Context, rdb redis.UniversalClient, pattern string, fn fun
 // walk calls fn with each record and each companion key found whose name
 // matches pattern, each name, kind and companion flag once.
 func walk(ctx context.Context, rdb redis.UniversalClient, pattern string, fn func(name string, kind Kind, companion bool) error) error {
-	if core.IsNil(rdb) {
+	if transport.IsNil(rdb) {
 		return fmt.Errorf("inspect: nil redis client: %w", relock.ErrInvalidArgument)
 	}
 	match, err := glob(pattern)
@@ -91,7 +91,7 @@ func walk(ctx context.Context, rdb redis.UniversalClient, pattern string, fn fun
 	defer done()
 	nodes, err := masters(ctx, rdb)
 	if err != nil {
-		return fmt.Errorf("inspect: finding the cluster's masters: %w", core.Ended(ctx, nil, err))
+		return fmt.Errorf("inspect: finding the cluster's masters: %w", transport.Ended(ctx, nil, err))
 	}
 	// SCAN may return a key twice, and several keys name one record.
 	type seenKey struct {
@@ -149,7 +149,7 @@ func scan(ctx context.Context, node redis.Cmdable, match func(string) bool, fn f
 	for {
 		keys, next, err := node.Scan(ctx, cursor, "*", ScanCount).Result()
 		if err != nil {
-			return fmt.Errorf("inspect: SCAN: %w", core.Ended(ctx, nil, err))
+			return fmt.Errorf("inspect: SCAN: %w", transport.Ended(ctx, nil, err))
 		}
 		var own []string // keys that are records at their own name, if any
 		for _, k := range keys {
@@ -222,7 +222,7 @@ func records(ctx context.Context, node redis.Cmdable, keys []string) ([]record, 
 		case errors.As(err, &rerr):
 			continue
 		case err != nil:
-			return nil, fmt.Errorf("inspect: TYPE %q: %w", keys[i], core.Ended(ctx, nil, err))
+			return nil, fmt.Errorf("inspect: TYPE %q: %w", keys[i], transport.Ended(ctx, nil, err))
 		}
 		p.typ = typ
 		switch typ {

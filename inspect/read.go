@@ -17,6 +17,7 @@ import (
 	"github.com/relock-go/relock/internal/derive"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // Read returns what is kept under name, read in one script for a lock
@@ -37,7 +38,7 @@ import (
 // caller that reads often (a watch loop) passes a client with
 // ContextTimeoutEnabled, whose pooled connections are reused.
 func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, error) {
-	if core.IsNil(rdb) {
+	if transport.IsNil(rdb) {
 		return nil, fmt.Errorf("inspect: nil redis client: %w", relock.ErrInvalidArgument)
 	}
 	if err := core.ValidateName(name); err != nil {
@@ -53,9 +54,9 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 		name, layout.PermitTimeouts(name), layout.SemaphoreWaiters(name), layout.SemaphoreGrants(name),
 		layout.SemaphoreWatcher(name), layout.ElectionLeader(name), layout.ElectionTerm(name), layout.ElectionLog(name),
 	}
-	reply, err := core.Eval(ctx, rdb, lua.InspectSync(), keys, MaxListed, MaxHistory)
+	reply, err := transport.Eval(ctx, rdb, lua.InspectSync(), keys, MaxListed, MaxHistory)
 	if err != nil {
-		return nil, fmt.Errorf("inspect: reading %q: %w", name, core.Ended(ctx, nil, err))
+		return nil, fmt.Errorf("inspect: reading %q: %w", name, transport.Ended(ctx, nil, err))
 	}
 	s, err := decodeSync(reply)
 	if err != nil {
@@ -67,7 +68,7 @@ func Read(ctx context.Context, rdb redis.UniversalClient, name string) (*Lock, e
 		u := usage{permits: len(s.permits) > 0, semaphore: len(s.waiters) > 0 || s.grants > 0 || s.watcher}
 		if !u.permits && !u.semaphore {
 			if u.semaphore, u.latch, err = listened(ctx, rdb, name); err != nil {
-				return nil, fmt.Errorf("inspect: reading %q: %w", name, core.Ended(ctx, nil, err))
+				return nil, fmt.Errorf("inspect: reading %q: %w", name, transport.Ended(ctx, nil, err))
 			}
 		}
 		l.Use = useOf(u)
@@ -108,7 +109,7 @@ func readFence(ctx context.Context, rdb redis.UniversalClient, name string) (int
 	case errors.Is(err, redis.Nil):
 		return 0, nil
 	case err != nil:
-		return 0, fmt.Errorf("inspect: reading %q's fence token: %w", name, core.Ended(ctx, nil, err))
+		return 0, fmt.Errorf("inspect: reading %q's fence token: %w", name, transport.Ended(ctx, nil, err))
 	}
 	n, _ := strconv.ParseInt(v, 10, 64)
 	return n, nil
@@ -135,9 +136,9 @@ func readLock(ctx context.Context, rdb redis.UniversalClient, name string) (*Loc
 		// that follows it.
 		layout.ReadTimeoutsPrefix(name) + ":",
 	}
-	reply, err := core.Eval(ctx, rdb, lua.InspectRead(), keys, MaxReadLeases)
+	reply, err := transport.Eval(ctx, rdb, lua.InspectRead(), keys, MaxReadLeases)
 	if err != nil {
-		return nil, nil, fmt.Errorf("inspect: reading %q: %w", name, core.Ended(ctx, nil, err))
+		return nil, nil, fmt.Errorf("inspect: reading %q: %w", name, transport.Ended(ctx, nil, err))
 	}
 	l, raw, err := decode(name, reply)
 	if err != nil {

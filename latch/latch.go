@@ -12,6 +12,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // Options configure a Latch. A nil *Options and zero fields mean the
@@ -67,7 +68,7 @@ func New(rc *relock.Client, name string, opts *Options) *Latch {
 	// of its own (layout.LatchChannel).
 	l := &Latch{c: core.Of(rc), name: name, channel: layout.LatchChannel(name), ttl: "0"}
 	if o.TTL > 0 {
-		l.ttl = core.Millis(o.TTL)
+		l.ttl = transport.Millis(o.TTL)
 	}
 	switch {
 	case l.c == nil:
@@ -130,10 +131,10 @@ func (l *Latch) TrySetCount(ctx context.Context, n int64) (bool, error) {
 	switch {
 	case n <= 0:
 		return false, fmt.Errorf("latch: count %d of %q is not positive: %w", n, l.name, relock.ErrInvalidArgument)
-	case !core.CountOK(n):
+	case !transport.CountOK(n):
 		return false, fmt.Errorf("latch: count %d of %q is above relock.MaxCount: %w", n, l.name, relock.ErrInvalidArgument)
 	}
-	return l.run(ctx, "set count", lua.LatchTrySetCount(), newCount, n, l.c.PublishArg(), l.ttl)
+	return l.run(ctx, "set count", lua.LatchTrySetCount(), newCount, n, l.c.T.PublishArg(), l.ttl)
 }
 
 // CountDown takes one off the latch's count. The CountDown that reaches
@@ -149,7 +150,7 @@ func (l *Latch) CountDown(ctx context.Context) error {
 	if err := l.check(ctx); err != nil {
 		return err
 	}
-	_, err := l.run(ctx, "count down", lua.LatchCountDown(), opened, l.c.PublishArg())
+	_, err := l.run(ctx, "count down", lua.LatchCountDown(), opened, l.c.T.PublishArg())
 	return err
 }
 
@@ -162,7 +163,7 @@ func (l *Latch) Delete(ctx context.Context) (bool, error) {
 	if err := l.check(ctx); err != nil {
 		return false, err
 	}
-	return l.run(ctx, "delete", lua.LatchDelete(), newCount, l.c.PublishArg())
+	return l.run(ctx, "delete", lua.LatchDelete(), newCount, l.c.T.PublishArg())
 }
 
 // Count returns the latch's count: 0 when it is open.
@@ -182,7 +183,7 @@ func (l *Latch) Count(ctx context.Context) (int64, error) {
 
 // count reads the count; a missing key is 0.
 func (l *Latch) count(ctx context.Context) (int64, error) {
-	n, _, err := core.OptionalInt(l.c.Redis.Get(ctx, l.name))
+	n, _, err := transport.OptionalInt(l.c.Redis.Get(ctx, l.name))
 	return n, err
 }
 
@@ -200,7 +201,7 @@ func (l *Latch) run(ctx context.Context, op string, s *redis.Script, message str
 		return false, err
 	}
 	defer end()
-	reply, err := core.Eval(ctx, l.c.Scripts, s, l.keys, args...)
+	reply, err := transport.Eval(ctx, l.c.Scripts, s, l.keys, args...)
 	if err != nil {
 		return false, l.errorf(op, err)
 	}
@@ -208,7 +209,7 @@ func (l *Latch) run(ctx context.Context, op string, s *redis.Script, message str
 		return false, nil
 	}
 	if l.separate {
-		if err := l.c.Redis.Do(ctx, l.c.Publish(), l.channel, message).Err(); err != nil {
+		if err := l.c.Redis.Do(ctx, l.c.T.Publish(), l.channel, message).Err(); err != nil {
 			return true, l.errorf(op, fmt.Errorf("done, but announcing it on %s failed: %w", l.channel, err))
 		}
 	}

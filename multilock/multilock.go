@@ -12,6 +12,7 @@ import (
 
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/observe"
 )
 
@@ -71,7 +72,7 @@ func (ml *MultiLock) init(lockers []relock.Locker) error {
 	}
 	ms := make([]member, len(lockers))
 	for i, l := range lockers {
-		if core.IsNil(l) {
+		if transport.IsNil(l) {
 			return fmt.Errorf("multilock: lock %d is nil: %w", i, relock.ErrInvalidArgument)
 		}
 		ms[i] = member{l: l, name: l.Name(), server: serverOf(l)}

@@ -9,6 +9,7 @@ import (
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // zz_methods.go has the methods every hash-lock facade shares, written
@@ -39,13 +40,13 @@ type Mutex struct {
 	// (relock_lock_waiters:{<name>}); acquireKeys the acquire script's:
 	// the lock, the waiters and the record of given-up attempts
 	// (hashlock.Lock.Gone). The keyArgs arrays hold them as script
-	// arguments (core.Call). Arrays, so that a Mutex is one allocation
+	// arguments (transport.Call). Arrays, so that a Mutex is one allocation
 	// and its names.
 	keys                    [3]string
 	acquireKeys             [3]string
 	keyArgs                 [3]any
 	acquireKeyArgs          [3]any
-	acquireCall, unlockCall core.Call
+	acquireCall, unlockCall transport.Call
 	// clientChannel: "<channel>:<client id>", where the client's waiters
 	// are woken one at a time (Channel).
 	clientChannel string
@@ -66,7 +67,7 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	m.l.Init("nonreentrant", rc, name, o.Lease)
 	channel, waiters := layout.LockChannel(name), layout.LockWaiters(name)
 	m.keys = [3]string{name, channel, waiters}
-	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
+	keyArgs := transport.KeyArgs(m.keyArgs[:], m.keys[:]...)
 	m.acquireKeys = [3]string{name, waiters, m.l.Gone}
 	m.acquireKeyArgs = [3]any{keyArgs[0], keyArgs[2], m.l.Gone}
 	m.acquireCall.Bind(lua.NonReentrantAcquire(), m.acquireKeys[:], m.acquireKeyArgs[:])

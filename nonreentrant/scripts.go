@@ -5,9 +5,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // Acquire runs the acquire script once; hashlock.Decode reads its
@@ -23,7 +23,7 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode,
 	if mode == hashlock.Claim {
 		mode = hashlock.Try
 	}
-	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
+	reply, err := o.l.C.T.RunAcquire(ctx, transport.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
 	return hashlock.Decode(reply, err, 2, hashlock.Waiting)
 }
 
@@ -39,15 +39,15 @@ func (o *ops) Channel(field string) (string, string) {
 func (o *ops) Foreign(string) string { return o.keys[1] }
 
 func (o *ops) GiveUp(ctx context.Context, f hashlock.Field, holding bool) error {
-	_, err := core.Eval(ctx, o.l.C.Redis, lua.GiveUp(), o.keys[:], f.Arg, o.l.C.PublishArg(), o.l.LeaseArg(),
-		core.Flag(holding), core.Flag(false))
+	_, err := transport.Eval(ctx, o.l.C.Redis, lua.GiveUp(), o.keys[:], f.Arg, o.l.C.T.PublishArg(), o.l.LeaseArg(),
+		transport.Flag(holding), transport.Flag(false))
 	return err
 }
 
 func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
-	return o.unlockCall.Run(ctx, rdb, o.l.LeaseArg(), f.Arg, o.l.C.PublishArg(), core.Flag(last))
+	return o.unlockCall.Run(ctx, rdb, o.l.LeaseArg(), f.Arg, o.l.C.T.PublishArg(), transport.Flag(last))
 }
 
 func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, o.l.C.Redis, lua.ForceUnlock(), o.keys[:], o.l.C.PublishArg(), o.l.LeaseArg())
+	return transport.Eval(ctx, o.l.C.Redis, lua.ForceUnlock(), o.keys[:], o.l.C.T.PublishArg(), o.l.LeaseArg())
 }

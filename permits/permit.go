@@ -16,6 +16,7 @@ import (
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/registry"
 	"github.com/relock-go/relock/internal/renew"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
 )
@@ -86,7 +87,7 @@ func (p *Permit) Release(ctx context.Context) error {
 		return err
 	}
 	err := p.s.mustRelease(ctx, p.id)
-	if err != nil && core.Transient(err) && !errors.Is(err, relock.ErrNotHeld) &&
+	if err != nil && transport.Transient(err) && !errors.Is(err, relock.ErrNotHeld) &&
 		errors.Is(context.Cause(p.ctx), relock.ErrLockLost) {
 		return fmt.Errorf("%w (permit %s was lost before: %w)", err, p.id.hex, relock.ErrNotHeld)
 	}
@@ -146,7 +147,7 @@ func (s *Semaphore) acquire(ctx context.Context, bound time.Duration) (*Permit, 
 		Wake: s.wake, AlsoWake: hub.WakeCount,
 		Wait: bound, Done: done}
 	if err := wait.Acquire(octx, spec); err != nil {
-		return nil, s.errorf("acquire from", s.c.NoCount(ctx, s.name, err))
+		return nil, s.errorf("acquire from", s.c.T.NoCount(ctx, s.name, err))
 	}
 	return a.permit, nil
 }
@@ -189,8 +190,8 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	opctx, cancel := c.OpContext(ctx)
 	defer cancel()
 	sent := time.Now() // the lease bound's instant (core/protocol.go)
-	reply, err := c.EvalAcquire(opctx, core.NilReply, lua.PermitsAcquire(), s.keys, c.PublishArg(), id.raw, s.leaseMs,
-		a.Member, core.Flag(listening), a.Reg)
+	reply, err := c.T.EvalAcquire(opctx, transport.NilReply, lua.PermitsAcquire(), s.keys, c.T.PublishArg(), id.raw, s.leaseMs,
+		a.Member, transport.Flag(listening), a.Reg)
 	if err != nil {
 		// The acquire may have run: its reply was lost, or the replicas
 		// did not confirm it. It may have registered the waiter, too
@@ -230,7 +231,7 @@ func (s *Semaphore) renewal(id permitID) renew.Renewal {
 	return renew.Renewal{
 		Script: lua.PermitsUpdate(),
 		Keys:   s.keys,
-		Args:   []any{s.c.PublishArg(), id.raw, s.renewMs},
+		Args:   []any{s.c.T.PublishArg(), id.raw, s.renewMs},
 	}
 }
 
@@ -244,7 +245,7 @@ func (s *Semaphore) renewal(id permitID) renew.Renewal {
 // call that removes the id from the permits gives one back.
 func (s *Semaphore) undo(ctx context.Context, id permitID) {
 	_ = s.c.Settle(ctx, s.holdKey(id), func(ctx context.Context) error {
-		_, err := core.Eval(ctx, s.c.Scripts, lua.PermitsUndo(), s.keys, s.c.PublishArg(), id.raw, s.leaseMs)
+		_, err := transport.Eval(ctx, s.c.Scripts, lua.PermitsUndo(), s.keys, s.c.T.PublishArg(), id.raw, s.leaseMs)
 		return err
 	})
 }
@@ -261,7 +262,7 @@ func (o *onClose) Release(ctx context.Context, field string, _ int) error {
 	if err != nil {
 		return err
 	}
-	_, err = core.Eval(ctx, s.c.Pipe, lua.PermitsRelease(), s.keys, s.c.PublishArg(), id.raw)
+	_, err = transport.Eval(ctx, s.c.Pipe, lua.PermitsRelease(), s.keys, s.c.T.PublishArg(), id.raw)
 	return err
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/registry"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/observe"
 )
 
@@ -92,10 +93,10 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 	s.registry.Init(s.c, s.keys[:5])
 	if s.c != nil {
 		s.waiters = layout.SemaphoreClientChannel(name, s.c.ID)
-		s.renewMs = core.Millis(s.c.WatchdogTimeout)
+		s.renewMs = transport.Millis(s.c.WatchdogTimeout)
 		s.leaseMs = s.renewMs
 		if o.Lease > 0 {
-			s.leaseMs = core.Millis(o.Lease)
+			s.leaseMs = transport.Millis(o.Lease)
 		}
 	}
 	return s
@@ -136,10 +137,10 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	switch {
 	case n < 0:
 		return false, s.errorf("set permits of", fmt.Errorf("negative count %d: %w", n, relock.ErrInvalidArgument))
-	case !core.CountOK(n):
+	case !transport.CountOK(n):
 		return false, s.errorf("set permits of", fmt.Errorf("count %d above relock.MaxCount: %w", n, relock.ErrInvalidArgument))
 	}
-	reply, err := core.Eval(ctx, s.c.Redis, lua.PermitsSet(), s.keys, s.c.PublishArg(), n)
+	reply, err := transport.Eval(ctx, s.c.Redis, lua.PermitsSet(), s.keys, s.c.T.PublishArg(), n)
 	if err != nil {
 		return false, s.errorf("set permits of", err)
 	}
@@ -158,10 +159,10 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 		return err
 	}
 	defer end()
-	if !core.CountOK(delta) {
+	if !transport.CountOK(delta) {
 		return s.errorf("add permits to", fmt.Errorf("delta %d beyond relock.MaxCount: %w", delta, relock.ErrInvalidArgument))
 	}
-	if _, err := core.Eval(ctx, s.c.Redis, lua.PermitsAdd(), s.keys, s.c.PublishArg(), delta); err != nil {
+	if _, err := transport.Eval(ctx, s.c.Redis, lua.PermitsAdd(), s.keys, s.c.T.PublishArg(), delta); err != nil {
 		return s.errorf("add permits to", err)
 	}
 	return nil
@@ -179,11 +180,11 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer end()
-	reply, err := core.Eval(ctx, s.c.Redis, lua.PermitsAvailable(), s.keys, s.c.PublishArg())
+	reply, err := transport.Eval(ctx, s.c.Redis, lua.PermitsAvailable(), s.keys, s.c.T.PublishArg())
 	if err != nil {
 		return 0, s.errorf("available permits of", err)
 	}
-	n, err := core.ReplyInt(reply)
+	n, err := transport.ReplyInt(reply)
 	if err != nil {
 		return 0, s.errorf("available permits of", err)
 	}
@@ -259,12 +260,12 @@ func (s *Semaphore) release(ctx context.Context, p permitID) (released bool, err
 	var reply any
 	err = s.c.Settle(octx, key, func(ctx context.Context) error {
 		var err error
-		reply, err = core.Eval(ctx, s.c.Pipe, lua.PermitsRelease(), s.keys, s.c.PublishArg(), p.raw)
+		reply, err = transport.Eval(ctx, s.c.Pipe, lua.PermitsRelease(), s.keys, s.c.T.PublishArg(), p.raw)
 		return err
 	})
 	if err != nil {
 		_, _ = u.Done(ctx, nil, err)
-		return false, s.errorf("release", core.Ended(ctx, nil, err))
+		return false, s.errorf("release", transport.Ended(ctx, nil, err))
 	}
 	if reply != int64(1) {
 		reply = nil // the script's 0: no such permit
@@ -300,7 +301,7 @@ func (s *Semaphore) UpdateLease(ctx context.Context, id string, lease time.Durat
 	case s.c.Holding(s.holdKey(p)):
 		return false, s.errorf("update lease in", fmt.Errorf("permit %s is held by this client, which keeps its lease: %w", id, relock.ErrInvalidArgument))
 	}
-	reply, err := core.Eval(ctx, s.c.Redis, lua.PermitsUpdate(), s.keys, s.c.PublishArg(), p.raw, core.Millis(lease))
+	reply, err := transport.Eval(ctx, s.c.Redis, lua.PermitsUpdate(), s.keys, s.c.T.PublishArg(), p.raw, transport.Millis(lease))
 	if err != nil {
 		return false, s.errorf("update lease in", err)
 	}

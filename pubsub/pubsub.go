@@ -10,6 +10,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hub"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // ErrClosed is returned by Subscribe and Listen after Close.
@@ -75,7 +76,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Hub, error) {
 	}
 	_, cluster := rdb.(*redis.ClusterClient)
 	switch {
-	case core.IsNil(rdb):
+	case transport.IsNil(rdb):
 		return nil, fmt.Errorf("pubsub: nil redis client: %w", relock.ErrInvalidArgument)
 	case o.Mode != Global && o.Mode != Sharded:
 		return nil, fmt.Errorf("pubsub: unknown Mode %d: %w", o.Mode, relock.ErrInvalidArgument)

@@ -10,6 +10,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // granted records a successful attempt and returns the lock context: it
@@ -27,7 +28,7 @@ func (rl *RedLock) granted(ctx context.Context, owner int64, a *attempt) (contex
 		nctx, err := node.Take(ctx, key, core.Grant{
 			Sent:     a.start,
 			Lease:    rl.opts.Lease,
-			Renewal:  hashlock.HashRenewal(rl.keys[:1:1], core.Millis(node.WatchdogTimeout), key.Field, 0),
+			Renewal:  hashlock.HashRenewal(rl.keys[:1:1], transport.Millis(node.WatchdogTimeout), key.Field, 0),
 			Releaser: releaser{rl, node},
 		}, func() {
 			// The client closed: take back the holds recorded so far,
@@ -163,7 +164,7 @@ func (rl *RedLock) Unlock(ctx context.Context) error {
 			switch {
 			case err != nil && holding:
 				errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
-			case err != nil && late[i] != 0 && core.Transient(err):
+			case err != nil && late[i] != 0 && transport.Transient(err):
 				// Where it holds nothing the owner knows of, only an
 				// attempt that ran late can have left a record: the
 				// release is sent again until the master answers.

@@ -15,6 +15,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/observe"
 )
 
@@ -407,8 +408,8 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 				return nil
 			}
 			a.numbers[i] = at.Number
-			reply, err := core.EvalWithin(nctx, node.Scripts, lua.Acquire(), rl.acquireKeys, rl.leaseOf(node), field, "0", a.numbers[i])
-			a.acquired[i] = err == nil && core.OneReply(reply)
+			reply, err := transport.EvalWithin(nctx, node.Scripts, lua.Acquire(), rl.acquireKeys, rl.leaseOf(node), field, "0", a.numbers[i])
+			a.acquired[i] = err == nil && transport.OneReply(reply)
 			if err != nil {
 				a.errs[i] = fmt.Errorf("%s: %w", node.Server(), err)
 			}
@@ -423,9 +424,9 @@ func (rl *RedLock) attempt(ctx context.Context, owner int64) *attempt {
 
 func (rl *RedLock) leaseOf(node *core.Client) int64 {
 	if rl.fixed {
-		return core.Millis(rl.lease)
+		return transport.Millis(rl.lease)
 	}
-	return core.Millis(node.WatchdogTimeout)
+	return transport.Millis(node.WatchdogTimeout)
 }
 
 // undo releases a failed attempt: on every master where the owner held
@@ -442,7 +443,7 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
 	var g errgroup.Group
 	for i, node := range rl.nodes {
 		err := a.errs[i]
-		if (a.had[i] && !a.acquired[i]) || core.IsDialError(err) || errors.Is(err, errReleasing) {
+		if (a.had[i] && !a.acquired[i]) || transport.IsDialError(err) || errors.Is(err, errReleasing) {
 			continue
 		}
 		var late int64
@@ -456,14 +457,14 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
 		key := core.HoldKey{Name: rl.name, Field: node.Field(owner)}
 		// A master that did not answer held nothing before: the owner's
 		// re-entries that did not answer are skipped above.
-		if core.Unanswered(err) && rl.detach(ctx, node, key, release) {
+		if transport.Unanswered(err) && rl.detach(ctx, node, key, release) {
 			continue
 		}
 		g.Go(func() error {
 			nctx, cancel := rl.nodeContext(ctx)
 			err := release(nctx)
 			cancel()
-			if err != nil && !a.had[i] && core.Transient(err) {
+			if err != nil && !a.had[i] && transport.Transient(err) {
 				rl.detach(ctx, node, key, release)
 			}
 			return nil
@@ -476,7 +477,7 @@ func (rl *RedLock) undo(ctx context.Context, owner int64, a *attempt) {
 // master: its reply was lost (a deadline, a connection closed or reset
 // after it was sent), not refused by Redis nor failed before it was sent.
 func mayRunLate(err error) bool {
-	return core.Transient(err) && !core.IsDialError(err)
+	return transport.Transient(err) && !transport.IsDialError(err)
 }
 
 // buryUnanswered records, in the background, the attempt a as given up
@@ -505,7 +506,7 @@ const maxTryTimeout = time.Second
 
 // detach sends release, a clean-up on node's master for key that is safe
 // to send twice, in the background until the master answers it
-// (core.Retry), for up to core.OpTimeout: a reply lost once, or a master
+// (transport.Retry), for up to transport.OpTimeout: a reply lost once, or a master
 // slower than NodeTimeout for a while, does not leave the clean-up
 // undone. Its first try is cut off after NodeTimeout, and each next one
 // after twice as long as the last, up to maxTryTimeout. It stops when the
@@ -526,7 +527,7 @@ func (rl *RedLock) detach(ctx context.Context, node *core.Client, key core.HoldK
 			}
 		}()
 		timeout := rl.opts.NodeTimeout
-		_ = core.Retry(ctx, func(ctx context.Context) error {
+		_ = transport.Retry(ctx, func(ctx context.Context) error {
 			tctx, tcancel := context.WithTimeout(ctx, timeout)
 			defer tcancel()
 			timeout = min(2*timeout, max(rl.opts.NodeTimeout, maxTryTimeout))
@@ -564,5 +565,5 @@ func (rl *RedLock) unlockNode(ctx context.Context, node *core.Client, owner, lat
 // unlockField releases one hold of field on node's master or, with all,
 // every hold it counts, through the no-retry client, within ctx.
 func (rl *RedLock) unlockField(ctx context.Context, node *core.Client, field string, all bool) (any, error) {
-	return core.EvalWithin(ctx, node.Scripts, lua.Unlock(), rl.keys, rl.leaseOf(node), field, node.PublishArg(), core.Flag(all))
+	return transport.EvalWithin(ctx, node.Scripts, lua.Unlock(), rl.keys, rl.leaseOf(node), field, node.T.PublishArg(), transport.Flag(all))
 }

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // zz_methods.go has the methods every hash-lock facade shares, written
@@ -46,13 +46,13 @@ type Mutex struct {
 	// the lock, the waiters, with fencing the token counter
 	// (redisson_lock_token:{<name>}), and the record of given-up
 	// attempts (hashlock.Lock.Gone). The keyArgs arrays hold them as
-	// script arguments (core.Call). Arrays, so that a Mutex is one
+	// script arguments (transport.Call). Arrays, so that a Mutex is one
 	// allocation and its names.
 	keys                    [3]string
 	acquireKeys             [4]string
 	keyArgs                 [3]any
 	acquireKeyArgs          [4]any
-	acquireCall, unlockCall core.Call
+	acquireCall, unlockCall transport.Call
 	// clientChannel: "<channel>:<client id>", where the client's waiters
 	// are woken one at a time (Channel).
 	clientChannel string
@@ -74,7 +74,7 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	m.l.Init("reentrant", rc, name, o.Lease)
 	channel, waiters := layout.LockChannel(name), layout.LockWaiters(name)
 	m.keys = [3]string{name, channel, waiters}
-	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
+	keyArgs := transport.KeyArgs(m.keyArgs[:], m.keys[:]...)
 	m.acquireKeys = [4]string{name, waiters}
 	m.acquireKeyArgs = [4]any{keyArgs[0], keyArgs[2]}
 	acquire, n := lua.Acquire(), 2

@@ -5,9 +5,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // Acquire runs the acquire script once. Its replies: 1 (acquired) or
@@ -20,10 +20,10 @@ import (
 func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode, attempt int64) (hashlock.Result, error) {
 	c := o.l.C
 	if !o.fencing {
-		reply, err := c.RunAcquire(ctx, core.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
+		reply, err := c.T.RunAcquire(ctx, transport.OneReply, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
 		return hashlock.Decode(reply, err, 2, hashlock.Waiting)
 	}
-	reply, err := c.RunAcquire(ctx, fencedAcquired, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
+	reply, err := c.T.RunAcquire(ctx, fencedAcquired, &o.acquireCall, o.l.LeaseArg(), f.Arg, mode.Arg(), attempt)
 	if err == nil && fencedAcquired(reply) {
 		token, _ := reply.([]any)[1].(int64)
 		return hashlock.Result{Acquired: true, Token: token}, nil
@@ -49,17 +49,17 @@ func (o *ops) Channel(field string) (string, string) {
 func (o *ops) Foreign(string) string { return o.keys[1] }
 
 func (o *ops) GiveUp(ctx context.Context, f hashlock.Field, holding bool) error {
-	_, err := core.Eval(ctx, o.l.C.Redis, lua.GiveUp(), o.keys[:], f.Arg, o.l.C.PublishArg(), o.l.LeaseArg(),
-		core.Flag(holding), core.Flag(o.fencing))
+	_, err := transport.Eval(ctx, o.l.C.Redis, lua.GiveUp(), o.keys[:], f.Arg, o.l.C.T.PublishArg(), o.l.LeaseArg(),
+		transport.Flag(holding), transport.Flag(o.fencing))
 	return err
 }
 
 func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
-	return o.unlockCall.Run(ctx, rdb, o.l.LeaseArg(), f.Arg, o.l.C.PublishArg(), core.Flag(last))
+	return o.unlockCall.Run(ctx, rdb, o.l.LeaseArg(), f.Arg, o.l.C.T.PublishArg(), transport.Flag(last))
 }
 
 func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, o.l.C.Redis, lua.ForceUnlock(), o.keys[:], o.l.C.PublishArg(), o.l.LeaseArg())
+	return transport.Eval(ctx, o.l.C.Redis, lua.ForceUnlock(), o.keys[:], o.l.C.T.PublishArg(), o.l.LeaseArg())
 }
 
 // fencedAcquired reports whether a fenced acquire's reply is {1, token}.

@@ -9,6 +9,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // Options configure an RWMutex. A nil *Options and zero fields mean the
@@ -227,7 +228,7 @@ func (s *Side) forceUnlock(ctx context.Context, mode string) (bool, error) {
 	var fields []string
 	var deleted bool
 	if err == nil {
-		fields, deleted, err = core.Forced(reply)
+		fields, deleted, err = transport.Forced(reply)
 	}
 	if err != nil {
 		return false, fmt.Errorf("rwlock: force unlock %q: %w", s.base().Name, err)
@@ -244,7 +245,7 @@ func (s *Side) IsLocked(ctx context.Context) (bool, error) {
 	if err := s.base().Check(ctx); err != nil {
 		return false, err
 	}
-	mode, _, err := core.OptionalString(s.base().C.Redis.HGet(ctx, s.base().Name, "mode"))
+	mode, _, err := transport.OptionalString(s.base().C.Redis.HGet(ctx, s.base().Name, "mode"))
 	if err != nil {
 		return false, fmt.Errorf("rwlock: is locked %q: %w", s.base().Name, err)
 	}

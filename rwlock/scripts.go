@@ -7,11 +7,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/renew"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // upgradeReply is rw_write_acquire.lua's reply to a reader.
@@ -36,14 +36,14 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode, at
 	var reply any
 	var err error
 	if s.readers {
-		reply, err = c.EvalAcquire(ctx, core.OneReply, lua.RWReadAcquire(), []string{s.l.Name, s.timeoutPrefix(field), s.l.Gone, s.tagged},
+		reply, err = c.T.EvalAcquire(ctx, transport.OneReply, lua.RWReadAcquire(), []string{s.l.Name, s.timeoutPrefix(field), s.l.Gone, s.tagged},
 			lease, f.Arg, writerField(field), attempt)
 	} else {
-		reply, err = c.EvalAcquire(ctx, core.OneReply, lua.RWWriteAcquire(), s.writeKeys[:],
+		reply, err = c.T.EvalAcquire(ctx, transport.OneReply, lua.RWWriteAcquire(), s.writeKeys[:],
 			lease, f.Arg, s.readerOf(field), attempt)
 	}
 	switch {
-	case err != nil || core.OneReply(reply):
+	case err != nil || transport.OneReply(reply):
 		return hashlock.Result{Acquired: err == nil}, err
 	case reply == int64(upgradeReply):
 		return hashlock.Result{Refused: fmt.Errorf("owner holds the read lock: %w", relock.ErrUpgrade)}, nil
@@ -53,16 +53,16 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, _ hashlock.Mode, at
 
 func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, _ bool) (any, error) {
 	s := (*Side)(o)
-	pub := s.l.C.PublishArg()
+	pub := s.l.C.T.PublishArg()
 	if s.readers {
-		return core.Eval(ctx, rdb, lua.RWReadUnlock(),
+		return transport.Eval(ctx, rdb, lua.RWReadUnlock(),
 			[]string{s.l.Name, s.keys[1], s.timeoutPrefix(f.Name), s.tagged}, f.Arg, pub)
 	}
-	return core.Eval(ctx, rdb, lua.RWWriteUnlock(), s.keys, s.l.LeaseArg(), f.Arg, pub)
+	return transport.Eval(ctx, rdb, lua.RWWriteUnlock(), s.keys, s.l.LeaseArg(), f.Arg, pub)
 }
 
 func (s *Side) forceScript(ctx context.Context, mode string) (any, error) {
-	return core.Eval(ctx, s.l.C.Redis, lua.RWForceUnlock(), []string{s.l.Name, s.keys[1], s.tagged}, mode, s.l.C.Publish())
+	return transport.Eval(ctx, s.l.C.Redis, lua.RWForceUnlock(), []string{s.l.Name, s.keys[1], s.tagged}, mode, s.l.C.T.Publish())
 }
 
 // Channel is where both sides' waiters are woken, untagged: the lock's
@@ -79,6 +79,6 @@ func (o *ops) Renewal(f hashlock.Field) renew.Renewal {
 	return renew.Renewal{
 		Script: lua.RWReadRenew(),
 		Keys:   []string{s.l.Name, s.timeoutPrefix(f.Name), s.tagged},
-		Args:   []any{core.Millis(s.l.C.WatchdogTimeout), f.Arg},
+		Args:   []any{transport.Millis(s.l.C.WatchdogTimeout), f.Arg},
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // ackDelay is how long a grant's acknowledgement waits for a call on the
@@ -175,7 +176,7 @@ func (s *Semaphore) endBox(b *ackBox) {
 		return
 	}
 	s.c.Detach(context.Background(), core.HoldKey{Name: s.name}, func(ctx context.Context) {
-		if _, err := core.Eval(ctx, s.c.Redis, lua.SemaphoreAck(), s.keys, s.c.PublishArg(), b.arg()); err != nil {
+		if _, err := transport.Eval(ctx, s.c.Redis, lua.SemaphoreAck(), s.keys, s.c.T.PublishArg(), b.arg()); err != nil {
 			s.restoreAcks(b)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/registry"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/internal/wait"
 )
 
@@ -59,7 +60,7 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 		return o, nil
 	}
 	if a.left {
-		return wait.Outcome{}, core.Ended(ctx, core.ErrNotAcquired, ctx.Err())
+		return wait.Outcome{}, transport.Ended(ctx, core.ErrNotAcquired, ctx.Err())
 	}
 	a.Try(listening)
 	n, member := a.n, a.Member
@@ -69,9 +70,9 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	}
 	number := at.Number
 	acks := s.takeAcks()
-	args := []any{c.PublishArg(), n, member, core.Flag(listening), a.Reg, acks.arg(), number, c.WatchdogArg}
+	args := []any{c.T.PublishArg(), n, member, transport.Flag(listening), a.Reg, acks.arg(), number, c.WatchdogArg}
 	reply, err := c.Outlive(ctx, func(ctx context.Context) (any, error) {
-		return c.EvalAcquire(ctx, took, lua.SemaphoreAcquire(), s.keys, args...)
+		return c.T.EvalAcquire(ctx, took, lua.SemaphoreAcquire(), s.keys, args...)
 	}, func(ctx context.Context, reply any, err error) {
 		// The caller left before the reply came: permits it took go
 		// back, an acquire whose reply was lost is undone, and the
@@ -82,10 +83,10 @@ func (a *attempt) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 			_, _ = s.release(ctx, n)
 			return
 		case err != nil:
-			_ = core.Retry(ctx, func(ctx context.Context) error { return s.undo(ctx, member, number) })
+			_ = transport.Retry(ctx, func(ctx context.Context) error { return s.undo(ctx, member, number) })
 		}
 		if listening {
-			_ = core.Retry(ctx, a.Leave)
+			_ = transport.Retry(ctx, a.Leave)
 		}
 	})
 	if err != nil {
@@ -138,7 +139,7 @@ func (a *attempt) Handoff(ctx context.Context, note string) (bool, error) {
 	if a.left {
 		// The acquire left running may have taken these permits (and
 		// then gives them back); the give-up returns them otherwise.
-		return false, core.Ended(ctx, core.ErrNotAcquired, ctx.Err())
+		return false, transport.Ended(ctx, core.ErrNotAcquired, ctx.Err())
 	}
 	a.s.addAck(a.Member)
 	return true, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/registry"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
 )
@@ -92,7 +93,7 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 		}
 	}
 	if o.TTL > 0 {
-		s.ttl = core.Millis(o.TTL)
+		s.ttl = transport.Millis(o.TTL)
 	}
 	return s
 }
@@ -156,7 +157,7 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n int64, bound time.
 		Wake: s.wake, AlsoWake: hub.WakeCount,
 		Wait: bound, Done: done})
 	if err != nil {
-		return s.errorf(op, s.c.NoCount(ctx, s.name, err))
+		return s.errorf(op, s.c.T.NoCount(ctx, s.name, err))
 	}
 	return nil
 }
@@ -204,7 +205,7 @@ func (s *Semaphore) Release(ctx context.Context, n int64) (err error) {
 // grants the client's waiters took (acks.go).
 func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
 	acks := s.takeAcks()
-	reply, err := core.Eval(ctx, s.c.Pipe, lua.SemaphoreRelease(), s.keys, s.c.PublishArg(), n, acks.arg())
+	reply, err := transport.Eval(ctx, s.c.Pipe, lua.SemaphoreRelease(), s.keys, s.c.T.PublishArg(), n, acks.arg())
 	if err != nil {
 		s.restoreAcks(acks)
 	}
@@ -215,7 +216,7 @@ func (s *Semaphore) release(ctx context.Context, n any) (any, error) {
 // (internal/lua/semaphore_undo.lua): the permits it took go back, or it takes
 // nothing when it runs late.
 func (s *Semaphore) undo(ctx context.Context, member string, number int64) error {
-	_, err := core.Eval(ctx, s.c.Redis, lua.SemaphoreUndo(), s.keys, s.c.PublishArg(), member, number, s.c.WatchdogArg)
+	_, err := transport.Eval(ctx, s.c.Redis, lua.SemaphoreUndo(), s.keys, s.c.T.PublishArg(), member, number, s.c.WatchdogArg)
 	return err
 }
 
@@ -228,7 +229,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 	if s == nil {
 		return false, errNil
 	}
-	if !core.CountOK(n) {
+	if !transport.CountOK(n) {
 		return false, s.invalid("try set permits", fmt.Sprintf("%d permits, beyond relock.MaxCount", n))
 	}
 	end, err := s.begin(ctx, "try set permits")
@@ -236,7 +237,7 @@ func (s *Semaphore) TrySetPermits(ctx context.Context, n int64) (bool, error) {
 		return false, err
 	}
 	defer end()
-	reply, err := core.Eval(ctx, s.c.Scripts, lua.SemaphoreTrySet(), s.keys, s.c.PublishArg(), n, s.ttl)
+	reply, err := transport.Eval(ctx, s.c.Scripts, lua.SemaphoreTrySet(), s.keys, s.c.T.PublishArg(), n, s.ttl)
 	if err != nil {
 		return false, s.errorf("try set permits", err)
 	}
@@ -252,7 +253,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 	if s == nil {
 		return errNil
 	}
-	if !core.CountOK(delta) {
+	if !transport.CountOK(delta) {
 		return s.invalid("add permits", fmt.Sprintf("delta %d beyond relock.MaxCount", delta))
 	}
 	end, err := s.begin(ctx, "add permits")
@@ -260,7 +261,7 @@ func (s *Semaphore) AddPermits(ctx context.Context, delta int64) error {
 		return err
 	}
 	defer end()
-	if _, err := core.Eval(ctx, s.c.Scripts, lua.SemaphoreAdd(), s.keys, s.c.PublishArg(), delta); err != nil {
+	if _, err := transport.Eval(ctx, s.c.Scripts, lua.SemaphoreAdd(), s.keys, s.c.T.PublishArg(), delta); err != nil {
 		return s.errorf("add permits", err)
 	}
 	return nil
@@ -275,7 +276,7 @@ func (s *Semaphore) AvailablePermits(ctx context.Context) (int64, error) {
 	if err := s.check(ctx, "available permits"); err != nil {
 		return 0, err
 	}
-	n, _, err := core.OptionalInt(s.c.Redis.Get(ctx, s.name))
+	n, _, err := transport.OptionalInt(s.c.Redis.Get(ctx, s.name))
 	if err != nil {
 		return 0, s.errorf("available permits", err)
 	}
@@ -296,10 +297,10 @@ func (s *Semaphore) DrainPermits(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	defer end()
-	reply, err := core.Eval(ctx, s.c.Scripts, lua.SemaphoreDrain(), s.keys[:1])
+	reply, err := transport.Eval(ctx, s.c.Scripts, lua.SemaphoreDrain(), s.keys[:1])
 	if err == nil {
 		var n int64
-		if n, err = core.ReplyInt(reply); err == nil {
+		if n, err = transport.ReplyInt(reply); err == nil {
 			return n, nil
 		}
 	}
@@ -337,7 +338,7 @@ func (s *Semaphore) permits(op string, n int64) error {
 	switch {
 	case n <= 0:
 		return s.invalid(op, fmt.Sprintf("%d permits, want at least 1", n))
-	case !core.CountOK(n):
+	case !transport.CountOK(n):
 		return s.invalid(op, fmt.Sprintf("%d permits, above relock.MaxCount", n))
 	}
 	return nil

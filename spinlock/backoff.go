@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // A Backoff paces a waiting Lock: after each failed attempt the waiter
@@ -103,7 +103,7 @@ func checked(b Backoff) (Backoff, error) {
 	switch {
 	case b == nil:
 		return Exponential{}, nil
-	case core.IsNil(b):
+	case transport.IsNil(b):
 		return nil, fmt.Errorf("nil %T backoff: %w", b, relock.ErrInvalidArgument)
 	}
 	if c, ok := b.(interface{ check() error }); ok {

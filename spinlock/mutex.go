@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // zz_methods.go has the methods every hash-lock facade shares, written
@@ -40,11 +40,11 @@ type Mutex struct {
 	l hashlock.Lock
 	// keys are the lock's hash, every script's KEYS, and the record of
 	// given-up attempts (hashlock.Lock.Gone), the acquire's second;
-	// keyArgs holds them as script arguments (core.Call). Arrays, so that
+	// keyArgs holds them as script arguments (transport.Call). Arrays, so that
 	// a Mutex is one allocation.
 	keys                               [2]string
 	keyArgs                            [2]any
-	acquireCall, unlockCall, forceCall core.Call
+	acquireCall, unlockCall, forceCall transport.Call
 }
 
 // ops are a Mutex's hashlock.Ops (scripts.go).
@@ -61,7 +61,7 @@ func New(rc *relock.Client, name string, opts *Options) *Mutex {
 	m := &Mutex{}
 	m.l.Init("spinlock", rc, name, o.Lease)
 	m.keys = [2]string{name, m.l.Gone}
-	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
+	keyArgs := transport.KeyArgs(m.keyArgs[:], m.keys[:]...)
 	m.acquireCall.Bind(lua.SpinAcquire(), m.keys[:], keyArgs)
 	m.unlockCall.Bind(lua.SpinUnlock(), m.keys[:1], keyArgs[:1])
 	m.forceCall.Bind(lua.SpinForceUnlock(), m.keys[:1], keyArgs[:1])

@@ -10,6 +10,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/renew"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 var (
@@ -114,7 +115,7 @@ func New(rdb redis.UniversalClient, opts *Options) (*Watchdog, error) {
 		o.Timeout = relock.DefaultWatchdogTimeout
 	}
 	switch {
-	case core.IsNil(rdb):
+	case transport.IsNil(rdb):
 		return nil, fmt.Errorf("watchdog: nil redis client: %w", relock.ErrInvalidArgument)
 	case o.Timeout < relock.MinWatchdogTimeout:
 		return nil, fmt.Errorf("watchdog: Timeout %v below %v: %w", o.Timeout, relock.MinWatchdogTimeout, relock.ErrInvalidArgument)

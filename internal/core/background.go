@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // background is the goroutines the client owns for work that outlives
@@ -150,7 +152,7 @@ func (c *Client) AwaitPending(ctx context.Context, key HoldKey) error {
 // ctx: ctx's values, not its cancellation, ended after OpTimeout or when
 // the client's Shutdown gives up waiting for it (its ctx ended).
 func (c *Client) BackgroundContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), transport.OpTimeout)
 	stop := context.AfterFunc(c.bg.end, cancel)
 	return bctx, func() { stop(); cancel() }
 }

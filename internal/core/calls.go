@@ -4,26 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // A call's time belongs to its caller. Every Redis round trip a lock
 // makes for a caller runs under the caller's deadline (OpContext), on
-// clients that cut a call off there (scriptClient, callClient). What must
+// clients that cut a call off there (transport.Transport.Scripts, Redis). What must
 // still happen after the caller gave up (an unlock, leaving a wait queue,
 // undoing an acquire whose reply was lost) gets Grace on the caller's
 // time and goes on in the background after that (Settle, Detach, Outlive),
-// bounded by OpTimeout; what it cannot finish is left to the lease.
-
-// OpTimeout bounds a Redis call made for a caller whose context has no
-// deadline, and each piece of clean-up that goes on in the background.
-const OpTimeout = 5 * time.Second
+// bounded by OpTimeout (transport.OpTimeout, as in every comment of
+// this package); what it cannot finish is left to the lease.
 
 // Grace is how long past its caller's deadline (or cancellation) a call
 // may run to finish what must not be left half done: an unlock, leaving a
@@ -47,7 +41,7 @@ func (c *Client) OpContext(ctx context.Context) (context.Context, context.Cancel
 	if _, ok := ctx.Deadline(); ok || c.bounded {
 		return ctx, noop
 	}
-	return context.WithTimeout(ctx, OpTimeout)
+	return context.WithTimeout(ctx, transport.OpTimeout)
 }
 
 // CleanupContext returns the context for a call that must run even when
@@ -62,13 +56,13 @@ func (c *Client) CleanupContext(ctx context.Context) (context.Context, context.C
 	d, ok := ctx.Deadline()
 	now := time.Now()
 	switch {
-	case Over(ctx) || ok && d.Sub(now) < Grace:
+	case transport.Over(ctx) || ok && d.Sub(now) < Grace:
 		d = now.Add(Grace)
 	case ok:
 	case c.bounded:
 		return context.WithoutCancel(ctx), noop
 	default:
-		d = now.Add(OpTimeout)
+		d = now.Add(transport.OpTimeout)
 	}
 	return context.WithDeadline(context.WithoutCancel(ctx), d)
 }
@@ -93,36 +87,13 @@ func (c *Client) Settle(ctx context.Context, key HoldKey, f func(ctx context.Con
 		err = fmt.Errorf("an earlier clean-up still under way: %w", err)
 	}
 	cancel()
-	if err == nil || !Transient(err) {
+	if err == nil || !transport.Transient(err) {
 		return err
 	}
-	if c.Detach(ctx, key, func(ctx context.Context) { _ = Retry(ctx, f) }) {
-		return fmt.Errorf("%w (sent again in the background, for up to %v; the lease bounds what it cannot do)", err, OpTimeout)
+	if c.Detach(ctx, key, func(ctx context.Context) { _ = transport.Retry(ctx, f) }) {
+		return fmt.Errorf("%w (sent again in the background, for up to %v; the lease bounds what it cannot do)", err, transport.OpTimeout)
 	}
 	return err
-}
-
-// Retry sends f, a clean-up that is safe to send twice, until Redis
-// answers it, it fails for another reason than a lost answer (Transient),
-// or ctx ends, with a backoff from 5 ms to 250 ms between tries. It is
-// for background work (Detach): a clean-up whose answer was lost once
-// may lose it again, and what it leaves undone stays for a lease.
-func Retry(ctx context.Context, f func(ctx context.Context) error) error {
-	backoff := 5 * time.Millisecond
-	for {
-		err := f(ctx)
-		if err == nil || !Transient(err) || ctx.Err() != nil {
-			return err
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return err
-		}
-		backoff = min(2*backoff, 250*time.Millisecond)
-	}
 }
 
 // ErrInBackground is what Outlive's error wraps when the caller left
@@ -132,20 +103,25 @@ var ErrInBackground = errors.New("the call goes on in the background")
 // Outlive runs f, a call whose effect must not be lost to the caller's
 // deadline (a semaphore's acquire, whose permits nobody else could give
 // back, or its release, which must not be sent twice), so that the
-// caller still gets its time back: f runs on a context of its own (ctx's
-// values, bounded by OpTimeout) in a goroutine the client owns, while the
-// caller waits for it until ctx ends, and Grace after that. When ctx ends
-// first, Outlive returns an error matching ctx.Err(), and once f returns
-// late is called with its result (nil: nothing to do), in the background.
+// caller still gets its time back: f runs on a context of its own
+// (BackgroundContext: ctx's values, bounded by OpTimeout and Shutdown's
+// cut-off) in a goroutine the client owns, while the caller waits for it
+// until ctx ends, and Grace after that. When f has not returned by then,
+// Outlive returns an error wrapping context.Cause(ctx) (ctx.Err() unless
+// ctx was cancelled with a cause of its own, which it then matches
+// instead) and ErrInBackground, and once f returns late (when not nil)
+// is called with its result, in the background. After Shutdown began it
+// runs nothing and returns ErrClosed.
 //
 // A ctx without a deadline runs f on the caller's goroutine instead, on
-// ctx's values and not its cancellation (bounded by OpTimeout, or by the
-// client's own timeouts when they bound each round trip): go-redis cuts
-// a command off at a deadline only, never at a cancellation, so such a
-// ctx could not cut f's reply off, and its call ends when the server
-// answers or the client's timeouts run out, as every call on such a ctx
-// does. This spares the goroutine and its scheduling on the path of
-// every acquire and release made with a cancellable context.
+// ctx's values and not its cancellation (OpContext: bounded by
+// OpTimeout, or by the client's own timeouts when they bound each round
+// trip): go-redis cuts a command off at a deadline only, never at a
+// cancellation, so such a ctx could not cut f's reply off, and its call
+// ends when the server answers or the client's timeouts run out, as
+// every call on such a ctx does. This spares the goroutine and its
+// scheduling on the path of every acquire and release made with a
+// cancellable context.
 func (c *Client) Outlive(ctx context.Context, f func(ctx context.Context) (any, error), late func(ctx context.Context, reply any, err error)) (any, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		octx, cancel := c.OpContext(context.WithoutCancel(ctx))
@@ -205,58 +181,6 @@ func (c *Client) Outlive(ctx context.Context, f func(ctx context.Context) (any, 
 			}
 		default:
 		}
-		return nil, fmt.Errorf("%w: %w, for up to %v", context.Cause(ctx), ErrInBackground, OpTimeout)
+		return nil, fmt.Errorf("%w: %w, for up to %v", context.Cause(ctx), ErrInBackground, transport.OpTimeout)
 	}
-}
-
-// Transient reports an error of the connection or of the call's time, not
-// of Redis's reply: the call may or may not have run, and the same call
-// may succeed once the server answers again.
-func Transient(err error) bool {
-	var netErr net.Error
-	return errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, redis.ErrPoolTimeout) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
-}
-
-// Ended wraps err, the failure of a call whose caller's context ended
-// meanwhile, so that it matches sentinel (nil: none) and ctx's error
-// while keeping err, Redis's side of it, in the chain. With ctx not done
-// it returns err.
-func Ended(ctx context.Context, sentinel, err error) error {
-	cerr := ctx.Err()
-	if cerr == nil && Over(ctx) {
-		// The deadline passed and cut the call off before ctx's own
-		// timer fired.
-		cerr = context.DeadlineExceeded
-	}
-	switch {
-	case cerr == nil:
-		return err
-	case err == nil || err == cerr:
-		if sentinel == nil {
-			return cerr
-		}
-		return fmt.Errorf("%w: %w", sentinel, cerr)
-	case errors.Is(err, cerr):
-		// err says more than ctx's error (NotSent's, say): kept whole.
-		if sentinel == nil || errors.Is(err, sentinel) {
-			return err
-		}
-		return fmt.Errorf("%w: %w", sentinel, err)
-	case sentinel == nil:
-		return fmt.Errorf("%w: %w", cerr, err)
-	}
-	return fmt.Errorf("%w: %w: %w", sentinel, cerr, err)
-}
-
-// Over reports whether ctx is done or its deadline has passed (its
-// timer may not have fired yet).
-func Over(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
-	}
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/renew"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/observe"
 )
 
@@ -24,8 +25,7 @@ type Config struct {
 	// LeakStacks records each tracked Lock call's stack for leak
 	// reports (leak.go).
 	LeakStacks bool
-	// SyncReplicas is the replicas an acquire waits for: SyncAuto, a
-	// count, or negative for none; SyncTimeout how long it waits.
+	// SyncReplicas and SyncTimeout are transport.Config's.
 	SyncReplicas int
 	SyncTimeout  time.Duration
 	// Observer is told what the client's locks do (observe.go); nil for
@@ -42,7 +42,8 @@ type Config struct {
 	// BatchSize is relock.Options.WatchdogBatchSize, validated; 0 for
 	// the watchdog's default.
 	BatchSize int
-	// DisablePipelining sends each acquire and unlock on its own (Pipe).
+	// DisablePipelining sends each acquire and unlock on its own
+	// (transport.Pipe).
 	DisablePipelining bool
 }
 
@@ -52,19 +53,15 @@ type Config struct {
 // in the order the package doc's "Lock order" gives.
 type Client struct {
 	ID string
-	// Redis sends relock's calls other than acquires (give-ups, state
-	// queries, renewals): the caller's client, or a copy of it that cuts
-	// a call off at its context's deadline (callClient).
-	Redis redis.UniversalClient
-	// Scripts sends acquires and unlocks: see scriptClient.
-	Scripts redis.UniversalClient
-	// Pipe is Scripts through the client's Pipe, which pipelines the
-	// calls of goroutines that meet (pipe.go); Scripts itself when
-	// Config.DisablePipelining is set. Lock types send acquires, unlocks and
-	// releases through it.
+	// T sends the client's scripts: acquires with their replica wait,
+	// the publish command, and the clients below.
+	T *transport.Transport
+	// Redis, Scripts and Pipe are T's, for the lock packages' calls.
+	Redis           redis.UniversalClient
+	Scripts         redis.UniversalClient
 	Pipe            redis.Scripter
 	WatchdogTimeout time.Duration
-	WatchdogArg     any // WatchdogTimeout in ms as a script argument, boxed once
+	WatchdogArg     any // WatchdogTimeout in ms as a script argument, boxed once (transport's package doc)
 
 	cfg      Config
 	watchdog *renew.Watchdog
@@ -72,12 +69,10 @@ type Client struct {
 	// OpTimeout (see OpContext).
 	bounded bool
 
-	life    lifecycle  // closed, operations under way, owned connections (life.go)
+	life    lifecycle  // closed, operations under way (life.go)
 	bg      background // goroutines the client owns (background.go)
 	holds   holdTable  // the owners' holds (hold.go)
-	pubsub  pubsubMode // hub and publish command (transport.go)
-	syncs   syncs      // the masters' reports of their replicas (sync.go)
-	evict   evictions  // the masters told of for eviction (evict.go)
+	pubsub  pubsubMode // the hub and the pub/sub mode (pubsub.go)
 	notices notices    // listening for force-unlock notices (notice.go)
 
 	// attempts numbers acquire attempts (nextAttempt).
@@ -89,26 +84,27 @@ type Client struct {
 // when cfg leaves the pub/sub mode to a cluster to tell (PubSubAuto), it
 // asks in the background, and operations wait for the answer (Check).
 func NewClient(rdb redis.UniversalClient, cfg Config) *Client {
-	scripts, closeScripts := scriptClient(rdb)
-	calls, closeCalls := callClient(rdb)
 	c := &Client{
 		ID:              cfg.ID,
-		Redis:           calls,
-		Scripts:         scripts,
 		WatchdogTimeout: cfg.WatchdogTimeout,
-		WatchdogArg:     Millis(cfg.WatchdogTimeout),
+		WatchdogArg:     transport.Millis(cfg.WatchdogTimeout),
 		cfg:             cfg,
-		watchdog:        renew.New(calls, cfg.WatchdogTimeout, cfg.Log),
 		holds:           holdTable{m: make(map[HoldKey]*hold)},
-		syncs:           syncs{views: make(map[string]replicaView)},
-		evict:           evictions{told: make(map[string]bool)},
 	}
-	c.Pipe = c.Scripts
-	if !cfg.DisablePipelining {
-		c.Pipe = newPipe(c, scripts)
-	}
-	c.life.init(closeScripts, closeCalls)
 	c.bg.init()
+	c.T = transport.New(rdb, transport.Config{
+		SyncReplicas:      cfg.SyncReplicas,
+		SyncTimeout:       cfg.SyncTimeout,
+		DisablePipelining: cfg.DisablePipelining,
+		NotAcquired:       ErrNotAcquired,
+		Log:               cfg.Log,
+		Observer:          cfg.Observer,
+		Owner:             c,
+		End:               c.bg.end,
+	})
+	c.Redis, c.Scripts, c.Pipe = c.T.Redis, c.T.Scripts, c.T.Pipe
+	c.watchdog = renew.New(c.Redis, cfg.WatchdogTimeout, cfg.Log)
+	c.life.init(c.T.Close)
 	if r, ok := rdb.(*redis.Client); ok {
 		c.bounded = bounded(r.Options())
 	}
@@ -133,7 +129,7 @@ func NewClient(rdb redis.UniversalClient, cfg Config) *Client {
 // than the read's by default). A cluster client's calls may retry, on
 // other nodes, until their context ends.
 func bounded(o *redis.Options) bool {
-	within := func(d time.Duration) bool { return d > 0 && d <= OpTimeout }
+	within := func(d time.Duration) bool { return d > 0 && d <= transport.OpTimeout }
 	return within(o.DialTimeout) && within(o.ReadTimeout) && within(o.WriteTimeout)
 }
 
@@ -152,8 +148,9 @@ func (c *Client) Field(owner int64) string {
 }
 
 // Server names the Redis deployment the client talks to, as configured:
-// the address of a single server, the sorted seed addresses of a cluster,
-// the master name and sentinels of a failover client; for clients it
+// the address of a single server, the sorted seed addresses of a cluster;
+// for a failover (Sentinel) client, go-redis's placeholder address,
+// "FailoverClient", the same for every such client; for clients it
 // cannot read, the client's ID. Two processes configured alike agree on
 // it, so it can order locks canonically across processes.
 func (c *Client) Server() string {

@@ -1,6 +1,7 @@
 // Package core holds what the root package and the lock packages share
 // without exporting it to users: the client's guts, owners in contexts,
-// local hold records, name derivation and the sentinel errors. Where it
+// local hold records, name validation and the sentinel errors. What a
+// client sends to Redis, and how, is package transport's (Client.T). Where it
 // sits among relock's layers, and the path of a Lock and an Unlock
 // through them: docs/architecture.md.
 //
@@ -18,16 +19,16 @@
 //   - lifecycle (life.go): closed, the operations under way (Begin),
 //     and relock's own copies of the caller's client, closed once by
 //     Shutdown.
-//   - pubsubMode (transport.go): the pub/sub hub and the publish
+//   - pubsubMode (pubsub.go): the pub/sub hub and the publish
 //     command, decided at construction or by asking the cluster in the
 //     background (probe.go); operations wait for it under their own
 //     context (Check, Begin).
-//   - syncs (sync.go): the masters' reports of their replicas.
-//   - evictions (evict.go): the masters told of for eviction, each
-//     once.
+//   - T, the transport (package transport), with state of its own: a
+//     Pipe's queues, the masters' reports of their replicas, the
+//     masters told of for eviction.
 //
 // The rest of a Client is read-only: its ID, connections, watchdog
-// timeout, replica-sync settings, logger and Observer.
+// timeout, logger and Observer.
 //
 // # Lock order
 //
@@ -45,10 +46,12 @@
 //     first);
 //  4. holdTable.mu, then an owner's tracker.mu (leak.go), then
 //     renew.Watchdog.mu (granted starts a lease under holdTable.mu);
-//  5. syncs.mu, a leaf; evictions.mu, a leaf;
-//  6. a Pipe's batcher.mu (pipe.go), a leaf: released before a call is
-//     sent and before a batch's goroutine starts (background.mu).
-//  7. lifecycle.hooksMu, a leaf, which a lock package may take under its
+//  5. package transport's locks, all leaves (its package doc):
+//     syncs.mu, evictions.mu and a Pipe's batcher.mu. Of core's, only
+//     lifecycle.ops's read hold (an operation's run) may be held when one
+//     is taken, and transport holds none of its own when it calls core
+//     back (Background, which takes background.mu);
+//  6. lifecycle.hooksMu, a leaf, which a lock package may take under its
 //     own locks (AtClose).
 //
 // The chains 3 and 4 never nest in each other: nothing takes a lock of

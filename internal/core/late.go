@@ -2,10 +2,10 @@ package core
 
 import (
 	"context"
-	_ "embed"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // A command whose reply was lost (a deadline cut the read, the
@@ -20,19 +20,14 @@ import (
 // (relock_prelude.lua's late) and changes nothing. The undo that follows
 // the record removes what an attempt that ran before it left. Either
 // order therefore leaves nothing. Each entry of the record lasts the
-// lease a late attempt would set and no longer (bury.lua, with its index
+// lease a late attempt would set and no longer (lua.Bury, with its index
 // layout.LockGoneDue), so the record holds about the give-ups of one
 // lease, however long they go on. docs/guarantees.md states the bound.
-
-//go:embed bury.lua
-var burySrc string
-
-var bury = redis.NewScript(burySrc)
 
 // nextAttempt returns a number for an acquire attempt: above every
 // number the client gave before, so that a record of given-up attempts
 // never makes a later attempt of the same owner late. It is an argument
-// of the acquire scripts, boxed.
+// of the acquire scripts.
 func (c *Client) nextAttempt() int64 { return c.attempts.Add(1) }
 
 // Bury records in gone, relock's record of given-up attempts of a lock,
@@ -43,6 +38,6 @@ func (c *Client) nextAttempt() int64 { return c.attempts.Add(1) }
 // runs before the record then is undone, and one that runs after it is
 // late.
 func (c *Client) Bury(ctx context.Context, gone, due, field string, last int64, ttl time.Duration) error {
-	_, err := Eval(ctx, c.Redis, bury, []string{gone, due}, field, last, max(Millis(ttl), 1))
+	_, err := transport.Eval(ctx, c.Redis, lua.Bury(), []string{gone, due}, field, last, max(transport.Millis(ttl), 1))
 	return err
 }

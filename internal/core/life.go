@@ -23,11 +23,11 @@ type lifecycle struct {
 	ops sync.RWMutex
 	end func() // ops.RUnlock, made once: Begin returns it without allocating
 
-	// closeScripts and closeCalls close relock's copies of the caller's
-	// client (scriptClient, callClient), once (closeOwned).
-	closeScripts, closeCalls func() error
-	closeOnce                sync.Once // guards closeErr
-	closeErr                 error
+	// closeOwn closes relock's copies of the caller's client
+	// (transport.Transport.Close), once (closeOwned).
+	closeOwn  func() error
+	closeOnce sync.Once // guards closeErr
+	closeErr  error
 
 	// hooksMu guards hooks and hooked, a leaf lock (package doc, "Lock
 	// order"). hooks are what AtClose registered, at most one a key;
@@ -38,8 +38,8 @@ type lifecycle struct {
 }
 
 // init sets l up in place (end is bound to l.ops), for NewClient.
-func (l *lifecycle) init(closeScripts, closeCalls func() error) {
-	l.end, l.closeScripts, l.closeCalls = l.ops.RUnlock, closeScripts, closeCalls
+func (l *lifecycle) init(closeOwn func() error) {
+	l.end, l.closeOwn = l.ops.RUnlock, closeOwn
 }
 
 // Begin starts an operation that runs scripts: Close waits for end
@@ -205,7 +205,7 @@ func (c *Client) cutOff() {
 // closeOwned closes relock's own copies of the caller's client, once.
 func (c *Client) closeOwned() error {
 	l := &c.life
-	l.closeOnce.Do(func() { l.closeErr = errors.Join(l.closeScripts(), l.closeCalls()) })
+	l.closeOnce.Do(func() { l.closeErr = l.closeOwn() })
 	return l.closeErr
 }
 

@@ -124,30 +124,11 @@ func (c *Client) verify(key HoldKey, h *hold, count int) {
 	})
 }
 
-// Forced reads a force-unlock script's reply: {1, <field>...} when it
-// deleted the lock, the fields being its holders', or {0}.
-func Forced(reply any) (fields []string, deleted bool, err error) {
-	r, ok := reply.([]any)
-	if !ok || len(r) == 0 {
-		return nil, false, fmt.Errorf("unexpected force-unlock reply %v", reply)
-	}
-	if r[0] != int64(1) {
-		return nil, false, nil
-	}
-	fields = make([]string, 0, len(r)-1)
-	for _, f := range r[1:] {
-		if s, ok := f.(string); ok {
-			fields = append(fields, s)
-		}
-	}
-	return fields, true, nil
-}
-
 // ForceUnlocked records a force-unlock of the lock name by this client,
-// fields being the holders it deleted (Forced): the client's own holds on
+// fields being the holders it deleted (transport.Forced): the client's own holds on
 // name end with ErrLockLost at once, and every other relock client among
 // the holders is sent a notice on its channel, within ctx's deadline or
-// CleanupGrace past its end (the lock is gone either way). Redisson's
+// Grace past its end (the lock is gone either way). Redisson's
 // holders (version-4 UUIDs) cannot listen, and are not told. A notice
 // that cannot be sent is logged: its holders learn at their next renewal.
 func (c *Client) ForceUnlocked(ctx context.Context, name string, fields []string) {
@@ -168,7 +149,7 @@ func (c *Client) ForceUnlocked(ctx context.Context, name string, fields []string
 	defer cancel()
 	_, err := c.Redis.Pipelined(cctx, func(pipe redis.Pipeliner) error {
 		for id := range ids {
-			if c.Publish() == "SPUBLISH" {
+			if c.T.Publish() == "SPUBLISH" {
 				pipe.SPublish(cctx, layout.ClientChannel(id), name)
 			} else {
 				pipe.Publish(cctx, layout.ClientChannel(id), name)

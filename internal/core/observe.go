@@ -64,8 +64,8 @@ func (c *Client) Stats() observe.Stats {
 	c.holds.mu.Lock()
 	s := observe.Stats{Holds: len(c.holds.m)}
 	c.holds.mu.Unlock()
-	if t := c.pubsub.ready.Load(); t != nil {
-		s.Waiters, s.Channels = t.hub.Stats()
+	if h := c.pubsub.ready.Load(); h != nil {
+		s.Waiters, s.Channels = h.Stats()
 	}
 	return s
 }

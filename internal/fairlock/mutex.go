@@ -17,6 +17,7 @@ import (
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/observe"
 )
 
@@ -33,11 +34,11 @@ type Mutex struct {
 	// (redisson_lock_timeout:{<name>}) and the waiters' channel prefix
 	// (redisson_lock__channel:{<name>}), and after them the acquire's
 	// fifth, the record of given-up attempts (hashlock.Lock.Gone);
-	// keyArgs holds them as script arguments (core.Call). Arrays, so
+	// keyArgs holds them as script arguments (transport.Call). Arrays, so
 	// that a Mutex is one allocation and its names.
 	keys                    [5]string
 	keyArgs                 [5]any
-	acquireCall, unlockCall core.Call
+	acquireCall, unlockCall transport.Call
 	waitArg                 any // the wait timeout in ms, a script argument
 	// clientChannel: "<channel prefix>:<client id>", where the client's
 	// waiters are handed the lock (Channel).
@@ -50,7 +51,7 @@ type Mutex struct {
 type ops Mutex
 
 // defaultWaitArg is DefaultWaitTimeout as a script argument, boxed once.
-var defaultWaitArg any = core.Millis(DefaultWaitTimeout)
+var defaultWaitArg any = transport.Millis(DefaultWaitTimeout)
 
 // Nil returns the Mutex of a nil *typ of package pkg (hashlock.Nil).
 func Nil(pkg, typ string) *Mutex {
@@ -98,7 +99,7 @@ func (m *Mutex) init(pkg string, rc *relock.Client, name string, lease, waitTime
 		m.l.Err = fmt.Errorf("%s: wait timeout %v: %w", pkg, waitTimeout, relock.ErrInvalidArgument)
 	}
 	if waitTimeout != DefaultWaitTimeout {
-		m.waitArg = core.Millis(waitTimeout)
+		m.waitArg = transport.Millis(waitTimeout)
 	}
 	if m.l.C != nil {
 		m.clientChannel = layout.LockClientChannel(name, m.l.C.ID)
@@ -110,7 +111,7 @@ func (m *Mutex) init(pkg string, rc *relock.Client, name string, lease, waitTime
 		layout.LockChannel(name),
 		m.l.Gone,
 	}
-	keyArgs := core.KeyArgs(m.keyArgs[:], m.keys[:]...)
+	keyArgs := transport.KeyArgs(m.keyArgs[:], m.keys[:]...)
 	m.acquireCall.Bind(lua.FairAcquire(), m.keys[:], keyArgs)
 	m.unlockCall.Bind(lua.FairUnlock(), m.keys[:4], keyArgs[:4])
 	// A late attempt may queue the owner, but its record of given-up

@@ -6,10 +6,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hashlock"
 	"github.com/relock-go/relock/internal/layout"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // Acquire runs the fair acquire script once; hashlock.Decode reads its
@@ -30,8 +30,8 @@ func (o *ops) Acquire(ctx context.Context, f hashlock.Field, mode hashlock.Mode,
 		}
 		reentrant = nonReentrantArg
 	}
-	reply, err := o.l.C.RunAcquire(ctx, core.OneReply, &o.acquireCall,
-		o.l.LeaseArg(), f.Arg, o.waitArg, mode.Arg(), o.l.C.PublishArg(), reentrant, attempt)
+	reply, err := o.l.C.T.RunAcquire(ctx, transport.OneReply, &o.acquireCall,
+		o.l.LeaseArg(), f.Arg, o.waitArg, mode.Arg(), o.l.C.T.PublishArg(), reentrant, attempt)
 	return hashlock.Decode(reply, err, 3, queued)
 }
 
@@ -59,14 +59,14 @@ func (o *ops) Channel(field string) (string, string) {
 func (o *ops) Foreign(field string) string { return layout.FairWaiterChannel(o.l.Name, field) }
 
 func (o *ops) GiveUp(ctx context.Context, f hashlock.Field, holding bool) error {
-	_, err := core.Eval(ctx, o.l.C.Redis, lua.FairGiveUp(), o.keys[:4], f.Arg, o.waitArg, o.l.C.PublishArg(), o.l.LeaseArg(), core.Flag(holding))
+	_, err := transport.Eval(ctx, o.l.C.Redis, lua.FairGiveUp(), o.keys[:4], f.Arg, o.waitArg, o.l.C.T.PublishArg(), o.l.LeaseArg(), transport.Flag(holding))
 	return err
 }
 
 func (o *ops) Unlock(ctx context.Context, rdb redis.Scripter, f hashlock.Field, last bool) (any, error) {
-	return o.unlockCall.Run(ctx, rdb, o.l.LeaseArg(), f.Arg, o.l.C.PublishArg(), core.Flag(last))
+	return o.unlockCall.Run(ctx, rdb, o.l.LeaseArg(), f.Arg, o.l.C.T.PublishArg(), transport.Flag(last))
 }
 
 func (o *ops) ForceUnlock(ctx context.Context) (any, error) {
-	return core.Eval(ctx, o.l.C.Redis, lua.FairForceUnlock(), o.keys[:4], o.l.C.PublishArg(), o.l.LeaseArg())
+	return transport.Eval(ctx, o.l.C.Redis, lua.FairForceUnlock(), o.keys[:4], o.l.C.T.PublishArg(), o.l.LeaseArg())
 }

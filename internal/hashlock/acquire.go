@@ -10,6 +10,7 @@ import (
 	"github.com/relock-go/relock/internal/hub"
 	"github.com/relock-go/relock/internal/lua"
 	"github.com/relock-go/relock/internal/renew"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/internal/wait"
 )
 
@@ -125,7 +126,7 @@ func (a *acquire) Attempt(ctx context.Context, listening bool) (wait.Outcome, er
 	a.last = at.Number
 	r, err := l.ops.Acquire(opctx, a.f, mode, a.last)
 	switch {
-	case core.NotSent(err):
+	case transport.NotSent(err):
 		// It never reached Redis: nothing to undo.
 		return wait.Outcome{}, err
 	case err != nil:
@@ -189,7 +190,7 @@ func (a *acquire) Handoff(ctx context.Context, note string) (bool, error) {
 	lease := time.Duration(l.LeaseMillis()) * time.Millisecond
 	opctx, cancel := l.C.OpContext(ctx)
 	defer cancel()
-	syncs, err := l.C.Syncs(opctx, l.Name)
+	syncs, err := l.C.T.Syncs(opctx, l.Name)
 	if err != nil {
 		return false, nil
 	}
@@ -199,7 +200,7 @@ func (a *acquire) Handoff(ctx context.Context, note string) (bool, error) {
 		// WAIT behind it on the same connection, which counts every
 		// write the master made before it.
 		g.Sent = time.Now()
-		n, err := l.C.EvalAcquire(opctx, core.OneReply, lua.Renew(), l.renewKeys[:], l.leaseArg, a.f.Arg)
+		n, err := l.C.T.EvalAcquire(opctx, transport.OneReply, lua.Renew(), l.renewKeys[:], l.leaseArg, a.f.Arg)
 		if err != nil || n != int64(1) {
 			return false, nil
 		}
@@ -295,9 +296,9 @@ func (l *Lock) abandon(ctx context.Context, key core.HoldKey, f Field, attempt i
 		_, err := l.ops.Unlock(ctx, l.C.Pipe, f, true)
 		return err
 	}
-	if core.Over(ctx) {
+	if transport.Over(ctx) {
 		// The caller is gone: none of its time is left to spend.
-		l.C.Detach(ctx, key, func(ctx context.Context) { _ = core.Retry(ctx, undo) })
+		l.C.Detach(ctx, key, func(ctx context.Context) { _ = transport.Retry(ctx, undo) })
 		return
 	}
 	_ = l.C.Settle(ctx, key, undo)

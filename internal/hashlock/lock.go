@@ -9,6 +9,7 @@ import (
 	"github.com/relock-go/relock"
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/layout"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/internal/wait"
 	"github.com/relock-go/relock/observe"
 )
@@ -96,7 +97,7 @@ func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Durat
 	switch {
 	case l.C == nil:
 	case lease > 0:
-		l.leaseArg, l.renewArg = core.Millis(lease), l.C.WatchdogArg
+		l.leaseArg, l.renewArg = transport.Millis(lease), l.C.WatchdogArg
 	default:
 		l.leaseArg, l.renewArg = l.C.WatchdogArg, l.C.WatchdogArg
 	}
@@ -131,7 +132,7 @@ func (l *Lock) SetRenewed(d time.Duration) {
 		return
 	}
 	l.renewed = d.Truncate(time.Millisecond)
-	l.leaseArg = core.Millis(l.renewed)
+	l.leaseArg = transport.Millis(l.renewed)
 	l.renewArg = l.leaseArg
 }
 
@@ -159,11 +160,11 @@ func (l *Lock) LeaseArg() any { return l.leaseArg }
 func (l *Lock) LeaseMillis() int64 {
 	switch {
 	case l.Lease > 0:
-		return core.Millis(l.Lease)
+		return transport.Millis(l.Lease)
 	case l.renewed > 0:
-		return core.Millis(l.renewed)
+		return transport.Millis(l.renewed)
 	}
-	return core.Millis(l.C.WatchdogTimeout)
+	return transport.Millis(l.C.WatchdogTimeout)
 }
 
 // Key is the hold record of ctx's owner, if ctx carries one.

@@ -149,7 +149,7 @@ type Channeler interface {
 }
 
 // A Forcer deletes the lock and replies the holders it deleted, as
-// core.Forced reads it (Lock.ForceUnlock).
+// transport.Forced reads it (Lock.ForceUnlock).
 type Forcer interface {
 	ForceUnlock(ctx context.Context) (any, error)
 }

@@ -3,7 +3,7 @@ package hashlock
 import (
 	"fmt"
 
-	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // Taken is the array of integers an acquire script replies when the
@@ -23,7 +23,7 @@ func Decode(reply any, err error, n int, read func(Taken) Result) (Result, error
 		}
 		return Result{}, err
 	}
-	if core.OneReply(reply) {
+	if transport.OneReply(reply) {
 		return Result{Acquired: true}, nil
 	}
 	if reply == LateReply {

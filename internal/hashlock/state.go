@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // IsLocked reports whether anyone holds the lock.
@@ -34,7 +34,7 @@ func (l *Lock) HoldCount(ctx context.Context) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	n, _, err := core.OptionalInt(l.C.Redis.HGet(ctx, l.Name, key.Field))
+	n, _, err := transport.OptionalInt(l.C.Redis.HGet(ctx, l.Name, key.Field))
 	if err != nil {
 		return 0, l.errorf("hold count", err)
 	}

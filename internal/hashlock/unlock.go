@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/core"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/observe"
 )
 
@@ -55,25 +55,25 @@ func (l *Lock) Unlock(ctx context.Context) (err error) {
 	if err != nil {
 		// Read ctx's end first: ending the hold below cancels ctx when
 		// it is one of the hold's own contexts.
-		ended := core.Ended(ctx, nil, err)
+		ended := transport.Ended(ctx, nil, err)
 		_, _ = u.Done(ctx, nil, err)
 		// The owner's last hold, or a hold Redis may still have for an
 		// owner that holds none here (lost to a partition, say), is
 		// released in the background once Redis answers: an unlock sent
 		// twice finds nothing the second time, and the owner's next Lock
 		// waits for it.
-		again := holds <= 1 && core.Transient(err) && l.C.Detach(ctx, key, func(ctx context.Context) {
-			_ = core.Retry(ctx, func(ctx context.Context) error {
+		again := holds <= 1 && transport.Transient(err) && l.C.Detach(ctx, key, func(ctx context.Context) {
+			_ = transport.Retry(ctx, func(ctx context.Context) error {
 				_, err := l.ops.Unlock(ctx, l.C.Pipe, f, true)
 				return err
 			})
 		})
 		switch {
-		case holds == 0 && core.Transient(err):
+		case holds == 0 && transport.Transient(err):
 			// The answer is known here: this owner holds nothing.
 			return l.errorf("unlock", fmt.Errorf("%w (Redis did not answer: %w)", relock.ErrNotHeld, err))
 		case again:
-			ended = fmt.Errorf("%w (sent again in the background, for up to %v; the lease bounds what it cannot do)", ended, core.OpTimeout)
+			ended = fmt.Errorf("%w (sent again in the background, for up to %v; the lease bounds what it cannot do)", ended, transport.OpTimeout)
 		}
 		return l.errorf("unlock", ended)
 	}
@@ -100,7 +100,7 @@ func (l *Lock) ForceUnlock(ctx context.Context, force Forcer) (bool, error) {
 	if err != nil {
 		return false, l.errorf("force unlock", err)
 	}
-	fields, deleted, err := core.Forced(reply)
+	fields, deleted, err := transport.Forced(reply)
 	if err != nil {
 		return false, l.errorf("force unlock", err)
 	}

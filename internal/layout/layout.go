@@ -96,7 +96,7 @@ func LockGone(name string) string { return prefix("relock_lock_gone", name) }
 // LockGoneDue is relock's index of when the entries of LockGone(name) may
 // go, "relock_lock_gone_due:{<name>}": a ZSET of owner fields scored with
 // the epoch ms until which each field's entry lasts
-// (internal/core/bury.lua). Redisson never reads it.
+// (internal/lua/bury.lua). Redisson never reads it.
 func LockGoneDue(name string) string { return prefix("relock_lock_gone_due", name) }
 
 // PermitsGone is relock's record of the permit ids whose acquires its

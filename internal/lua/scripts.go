@@ -19,6 +19,8 @@ var (
 	renewSrc string
 	//go:embed give_up.lua
 	giveUpSrc string
+	//go:embed bury.lua
+	burySrc string
 
 	//go:embed relock_prelude.lua
 	relockPrelude string
@@ -124,6 +126,16 @@ func GiveUp() *redis.Script { return giveUp }
 // lock's, and a read/write lock's write side): 1 when renewed, 0 when
 // the lock is gone or another owner's, as a watchdog.Renewal wants.
 func Renew() *redis.Script { return renew }
+
+// bury is every lock kind's, RedLock's and the group lock's: it takes
+// no prelude.
+var bury = redis.NewScript(burySrc)
+
+// Bury returns the script that records an owner's acquire attempts as
+// given up in relock's record of them, so that one that runs late
+// changes nothing (relock_prelude.lua's late; core.Client.Bury sends
+// it).
+func Bury() *redis.Script { return bury }
 
 // FairAcquire returns the script that takes, re-enters or queues for a
 // fair lock (Redisson RFairLock). The fair lock's scripts share the KEYS

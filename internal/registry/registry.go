@@ -8,6 +8,7 @@ import (
 
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/lua"
+	"github.com/relock-go/relock/internal/transport"
 	"github.com/relock-go/relock/internal/wait"
 )
 
@@ -103,7 +104,7 @@ func (w *Waiter) GiveUp(ctx context.Context) error {
 // Leave runs the give-up script once (internal/lua/semaphore_give_up.lua).
 func (w *Waiter) Leave(ctx context.Context) error {
 	c := w.s.c
-	_, err := core.Eval(ctx, c.Redis, lua.SemaphoreGiveUp(), w.s.keys, c.PublishArg(), w.Member)
+	_, err := transport.Eval(ctx, c.Redis, lua.SemaphoreGiveUp(), w.s.keys, c.T.PublishArg(), w.Member)
 	return err
 }
 

@@ -26,6 +26,7 @@ import (
 
 	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/hub"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // An Outcome is what one acquire attempt found.
@@ -152,8 +153,8 @@ func Acquire(ctx context.Context, s Spec) (err error) {
 	switch {
 	case o.Acquired:
 		return nil
-	case err != nil && (s.Wait == 0 || !core.Transient(err)):
-		return core.Ended(ctx, core.ErrNotAcquired, err)
+	case err != nil && (s.Wait == 0 || !transport.Transient(err)):
+		return transport.Ended(ctx, core.ErrNotAcquired, err)
 	case s.Wait == 0:
 		return core.ErrNotAcquired
 	case s.Poll != nil:
@@ -276,8 +277,8 @@ func exit(ctx context.Context, s Spec, o Outcome, err error, expired bool) (bool
 	switch {
 	case o.Acquired:
 		return true, nil
-	case err != nil && !core.Transient(err):
-		return true, core.Ended(ctx, core.ErrNotAcquired, err)
+	case err != nil && !transport.Transient(err):
+		return true, transport.Ended(ctx, core.ErrNotAcquired, err)
 	case !expired:
 		return false, nil
 	case err != nil:
@@ -306,7 +307,7 @@ const (
 // last, the last attempt's error if it failed, or a closed hub.
 func ended(ctx context.Context, serr, last error) error {
 	if ctx.Err() != nil {
-		return core.Ended(ctx, core.ErrNotAcquired, last)
+		return transport.Ended(ctx, core.ErrNotAcquired, last)
 	}
 	if serr == hub.ErrClosed {
 		return core.ErrClosed

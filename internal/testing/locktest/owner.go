@@ -9,8 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock"
-	"github.com/relock-go/relock/internal/core"
 	"github.com/relock-go/relock/internal/testing/redistest"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // reentrancyFollowsContext: a call chain that passes the returned context
@@ -137,9 +137,9 @@ func unlockDone(t *testing.T, raw redis.UniversalClient, mu relock.Locker, ctx c
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Unlock with %s: %v", what, err)
 	}
-	for deadline := time.Now().Add(core.OpTimeout); raw.Exists(context.Background(), key).Val() != 0; {
+	for deadline := time.Now().Add(transport.OpTimeout); raw.Exists(context.Background(), key).Val() != 0; {
 		if time.Now().After(deadline) {
-			t.Fatalf("Unlock with %s left the lock for %v", what, core.OpTimeout)
+			t.Fatalf("Unlock with %s left the lock for %v", what, transport.OpTimeout)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

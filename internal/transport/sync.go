@@ -1,4 +1,4 @@
-package core
+package transport
 
 import (
 	"context"
@@ -26,10 +26,10 @@ import (
 // master reports.
 const SyncAuto = 0
 
-// ReplicaRefresh is how long a master's report of its replicas is used
+// replicaRefresh is how long a master's report of its replicas is used
 // before it is read again. A report is also dropped as soon as a WAIT
 // counts a different number of replicas than it named.
-const ReplicaRefresh = time.Second
+const replicaRefresh = time.Second
 
 // A replicaView is what a master last reported (INFO) about its replicas
 // and its append-only file.
@@ -60,60 +60,60 @@ type syncs struct {
 // When the reply is one that acquired reports as an acquire and the
 // replicas did not confirm it (fewer than SyncReplicas of them; in
 // SyncAuto, none of those connected) within SyncTimeout, the reply is
-// returned together with an error matching ErrNotAcquired: the acquire
+// returned together with an error matching Config.NotAcquired: the acquire
 // did happen on the master, and the caller must undo it.
-func (c *Client) EvalAcquire(ctx context.Context, acquired func(reply any) bool, s *redis.Script, keys []string, args ...any) (any, error) {
-	return c.RunAcquire(ctx, acquired, &Call{Script: s, Keys: keys}, args...)
+func (t *Transport) EvalAcquire(ctx context.Context, acquired func(reply any) bool, s *redis.Script, keys []string, args ...any) (any, error) {
+	return t.RunAcquire(ctx, acquired, &Call{Script: s, Keys: keys}, args...)
 }
 
 // RunAcquire is EvalAcquire for a Call.
-func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, k *Call, args ...any) (any, error) {
-	if c.cfg.SyncReplicas != SyncAuto {
-		c.checkEviction(ctx)
+func (t *Transport) RunAcquire(ctx context.Context, acquired func(reply any) bool, k *Call, args ...any) (any, error) {
+	if t.cfg.SyncReplicas != SyncAuto {
+		t.checkEviction(ctx)
 	}
-	if c.cfg.SyncReplicas < 0 {
-		return k.Run(ctx, c.Pipe, args...)
+	if t.cfg.SyncReplicas < 0 {
+		return k.Run(ctx, t.Pipe, args...)
 	}
-	rdb, addr, err := c.master(ctx, k.Keys[0])
+	rdb, addr, err := t.master(ctx, k.Keys[0])
 	if err != nil {
 		return nil, err
 	}
-	want, aof := c.cfg.SyncReplicas, false
+	want, aof := t.cfg.SyncReplicas, false
 	if want == SyncAuto {
-		v, err := c.view(ctx, rdb, addr, k.Keys[0])
+		v, err := t.view(ctx, rdb, addr, k.Keys[0])
 		if err != nil {
 			return nil, err
 		}
 		if v.replicas == 0 && !v.aof {
-			return k.Run(ctx, c.Pipe, args...)
+			return k.Run(ctx, t.Pipe, args...)
 		}
 		want, aof = v.replicas, v.aof
 	}
 	// A copy, so that the caller's variadic arguments stay on its stack.
 	var reply any
 	var acked int64
-	if p, ok := c.Pipe.(*Pipe); ok {
-		w := &syncWait{replicas: want, aof: aof, timeoutMs: c.cfg.SyncTimeout.Milliseconds()}
+	if p, ok := t.Pipe.(*Pipe); ok {
+		w := &syncWait{replicas: want, aof: aof, timeoutMs: t.cfg.SyncTimeout.Milliseconds()}
 		reply, acked, err = p.evalWait(ctx, rdb, addr, k, slices.Clone(args), w)
 	} else {
-		reply, acked, err = evalWait(ctx, rdb, k.Script, k.Keys, slices.Clone(args), want, aof, c.cfg.SyncTimeout.Milliseconds())
+		reply, acked, err = evalWait(ctx, rdb, k.Script, k.Keys, slices.Clone(args), want, aof, t.cfg.SyncTimeout.Milliseconds())
 	}
 	if err != nil {
 		return nil, Ended(ctx, nil, err)
 	}
-	if acked != int64(want) && c.cfg.SyncReplicas == SyncAuto {
-		c.dropView(addr)
+	if acked != int64(want) && t.cfg.SyncReplicas == SyncAuto {
+		t.dropView(addr)
 	}
 	if !acquired(reply) {
 		return reply, nil
 	}
 	switch {
-	case c.cfg.SyncReplicas > 0 && acked < int64(want):
+	case t.cfg.SyncReplicas > 0 && acked < int64(want):
 		return reply, fmt.Errorf("%w: %d of %d replicas confirmed the acquire within %v",
-			ErrNotAcquired, acked, want, c.cfg.SyncTimeout)
-	case c.cfg.SyncReplicas == SyncAuto && want > 0 && acked == 0:
+			t.cfg.NotAcquired, acked, want, t.cfg.SyncTimeout)
+	case t.cfg.SyncReplicas == SyncAuto && want > 0 && acked == 0:
 		return reply, fmt.Errorf("%w: none of the master's %d connected replicas confirmed the acquire within %v",
-			ErrNotAcquired, want, c.cfg.SyncTimeout)
+			t.cfg.NotAcquired, want, t.cfg.SyncTimeout)
 	}
 	return reply, nil
 }
@@ -121,25 +121,25 @@ func (c *Client) RunAcquire(ctx context.Context, acquired func(reply any) bool, 
 // Syncs reports whether an acquire of key waits for replicas (or an
 // append-only file) with the client's SyncReplicas, reading the master's
 // report when it has none fresh enough.
-func (c *Client) Syncs(ctx context.Context, key string) (bool, error) {
-	if c.cfg.SyncReplicas != SyncAuto {
-		return c.cfg.SyncReplicas > 0, nil
+func (t *Transport) Syncs(ctx context.Context, key string) (bool, error) {
+	if t.cfg.SyncReplicas != SyncAuto {
+		return t.cfg.SyncReplicas > 0, nil
 	}
-	rdb, addr, err := c.master(ctx, key)
+	rdb, addr, err := t.master(ctx, key)
 	if err != nil {
 		return false, err
 	}
-	v, err := c.view(ctx, rdb, addr, key)
+	v, err := t.view(ctx, rdb, addr, key)
 	return v.replicas > 0 || v.aof, err
 }
 
 // master returns the client to send key's acquires to when they carry a
 // WAIT: the master of key's slot on a cluster (a WAIT must go down the
 // same connection as the script), and its address.
-func (c *Client) master(ctx context.Context, key string) (redis.Cmdable, string, error) {
-	cc, ok := c.Scripts.(*redis.ClusterClient)
+func (t *Transport) master(ctx context.Context, key string) (redis.Cmdable, string, error) {
+	cc, ok := t.Scripts.(*redis.ClusterClient)
 	if !ok {
-		return c.Scripts, "", nil
+		return t.Scripts, "", nil
 	}
 	// A cluster client fetches the commands' descriptions (COMMAND),
 	// from a node it picks at random, with its first command. Acquires
@@ -147,7 +147,7 @@ func (c *Client) master(ctx context.Context, key string) (redis.Cmdable, string,
 	// could come only after a master stopped answering, and wait out a
 	// timeout there (4.9 s in internal/clustertest's
 	// TestWakeUpAfterFailover): have it fetched now, once.
-	c.syncs.warm.Do(func() { _ = cc.Ping(ctx).Err() })
+	t.syncs.warm.Do(func() { _ = cc.Ping(ctx).Err() })
 	node, err := cc.MasterForKey(ctx, key)
 	if err != nil {
 		return nil, "", err
@@ -156,12 +156,12 @@ func (c *Client) master(ctx context.Context, key string) (redis.Cmdable, string,
 }
 
 // view returns the report of the master at addr, read through rdb for
-// an acquire of key when it has none younger than ReplicaRefresh.
-func (c *Client) view(ctx context.Context, rdb redis.Cmdable, addr, key string) (replicaView, error) {
-	c.syncs.mu.Lock()
-	v, ok := c.syncs.views[addr]
-	c.syncs.mu.Unlock()
-	if ok && time.Since(v.read) < ReplicaRefresh {
+// an acquire of key when it has none younger than replicaRefresh.
+func (t *Transport) view(ctx context.Context, rdb redis.Cmdable, addr, key string) (replicaView, error) {
+	t.syncs.mu.Lock()
+	v, ok := t.syncs.views[addr]
+	t.syncs.mu.Unlock()
+	if ok && time.Since(v.read) < replicaRefresh {
 		return v, nil
 	}
 	v, err := readView(ctx, rdb)
@@ -170,29 +170,29 @@ func (c *Client) view(ctx context.Context, rdb redis.Cmdable, addr, key string) 
 	case errors.As(err, &refused):
 		// The server refused INFO (an ACL user without it): say what
 		// asked for it and how to do without.
-		c.tellEviction(addr, memory{refused: err})
+		t.tellEviction(addr, memory{refused: err})
 		return v, fmt.Errorf("relock: reading the master's replicas for replica sync (set Options.SyncReplicas negative to turn it off): %w", err)
 	case err != nil:
 		return v, Ended(ctx, nil, err)
 	}
 	v.key = key
-	c.syncs.mu.Lock()
-	if _, ok := c.syncs.views[addr]; !ok {
-		if cc, isCluster := c.Scripts.(*redis.ClusterClient); isCluster {
-			c.syncs.pruneViewsLocked(ctx, cc, addr)
+	t.syncs.mu.Lock()
+	if _, ok := t.syncs.views[addr]; !ok {
+		if cc, isCluster := t.Scripts.(*redis.ClusterClient); isCluster {
+			t.syncs.pruneViewsLocked(ctx, cc, addr)
 		}
 	}
-	c.syncs.views[addr] = v
-	c.syncs.mu.Unlock()
-	c.tellEviction(addr, v.memory)
+	t.syncs.views[addr] = v
+	t.syncs.mu.Unlock()
+	t.tellEviction(addr, v.memory)
 	return v, nil
 }
 
 // dropView drops the report of the master at addr.
-func (c *Client) dropView(addr string) {
-	c.syncs.mu.Lock()
-	delete(c.syncs.views, addr)
-	c.syncs.mu.Unlock()
+func (t *Transport) dropView(addr string) {
+	t.syncs.mu.Lock()
+	delete(t.syncs.views, addr)
+	t.syncs.mu.Unlock()
 }
 
 // readView asks a master, in one round trip, for INFO's server,
@@ -230,7 +230,7 @@ func readView(ctx context.Context, rdb redis.Cmdable) (replicaView, error) {
 
 // infoField returns the value of field in text, an INFO section's
 // "<field>:<value>" lines, or "" when it has none. Each client reads its
-// master's sections every ReplicaRefresh, so it looks up the few
+// master's sections every replicaRefresh, so it looks up the few
 // fields it needs rather than splitting every line.
 func infoField(text, field string) string {
 	for len(text) > 0 {
@@ -300,10 +300,3 @@ func waitReply(cmd *redis.Cmd) (int64, error) {
 	}
 	return 0, fmt.Errorf("relock: unexpected reply %v to %v", v, cmd.Args())
 }
-
-// NilReply reports a nil reply, an acquire script's "acquired".
-func NilReply(reply any) bool { return reply == nil }
-
-// OneReply reports a reply of 1, a lock's acquire script's "acquired"
-// (see package lua).
-func OneReply(reply any) bool { return reply == int64(1) }

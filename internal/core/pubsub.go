@@ -10,28 +10,22 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/relock-go/relock/internal/hub"
+	"github.com/relock-go/relock/internal/transport"
 )
 
 // A PubSubMode is Config.PubSub, the root's Options.PubSub.
 type PubSubMode int
 
-// The modes, in the root's order.
+// The modes, in the root's order (the root converts its own); 0 is
+// PubSubAuto.
 const (
-	PubSubAuto PubSubMode = iota
-	PubSubGlobal
-	PubSubSharded
+	pubsubGlobal PubSubMode = iota + 1
+	pubsubSharded
 )
 
-// A transport is how releases reach waiters: the hub the client's
-// waiters subscribe through and the command its scripts publish with. It
-// is never changed once made.
-type transport struct {
-	hub        *hub.Hub
-	publish    string // PUBLISH, or SPUBLISH in sharded mode
-	publishArg any    // publish as a script argument, boxed once
-}
-
-// pubsubMode decides the client's transport, once. The client's
+// pubsubMode decides the client's pub/sub mode, once: the hub the
+// client's waiters subscribe through, and the command its scripts
+// publish with (transport.Transport.SetSharded). The client's
 // configuration decides it at construction (a single server, Sentinel,
 // or a cluster with the mode set); otherwise (PubSubAuto on a cluster)
 // only the cluster can tell whether it has sharded pub/sub, and a probe
@@ -45,10 +39,11 @@ type pubsubMode struct {
 	rdb     redis.UniversalClient // the hub's client in global mode
 	scripts redis.UniversalClient // the probe's, and the hub's in sharded mode
 	cfg     *Config
+	t       *transport.Transport // told the publish command
 
-	// ready is the transport once decided; nil before. It is stored
-	// once, under mu, and read without it.
-	ready atomic.Pointer[transport]
+	// ready is the hub once the mode is decided; nil before. It is
+	// stored once, under mu, after t was told, and read without it.
+	ready atomic.Pointer[hub.Hub]
 
 	mu      sync.Mutex // guards probe, refused and closed
 	probe   *probe     // the probe under way, nil when none
@@ -67,12 +62,12 @@ type probe struct {
 // init sets m up for c over the caller's client rdb: decided at once
 // when c's configuration tells, or with a probe started.
 func (m *pubsubMode) init(c *Client, rdb redis.UniversalClient) {
-	m.rdb, m.scripts, m.cfg = rdb, c.Scripts, &c.cfg
+	m.rdb, m.scripts, m.cfg, m.t = rdb, c.Scripts, &c.cfg, c.T
 	_, cluster := c.Scripts.(*redis.ClusterClient)
 	switch {
-	case c.cfg.PubSub == PubSubGlobal || !cluster:
+	case c.cfg.PubSub == pubsubGlobal || !cluster:
 		m.ready.Store(m.make(false))
-	case c.cfg.PubSub == PubSubSharded:
+	case c.cfg.PubSub == pubsubSharded:
 		m.ready.Store(m.make(true))
 	default:
 		m.mu.Lock()
@@ -81,21 +76,20 @@ func (m *pubsubMode) init(c *Client, rdb redis.UniversalClient) {
 	}
 }
 
-// make makes the transport of a mode.
-func (m *pubsubMode) make(sharded bool) *transport {
-	t := &transport{publish: "PUBLISH"}
+// make tells m.t the publish command of a mode and makes its hub.
+func (m *pubsubMode) make(sharded bool) *hub.Hub {
+	m.t.SetSharded(sharded)
 	hubRedis := m.rdb
 	if sharded {
 		// A sharded hub asks its client for the cluster's layout, and
 		// reloads it when a master stops answering or a slot moves,
 		// before it wakes the waiters; their acquires must then find the
 		// new layout, so the hub asks the client they go through.
-		t.publish, hubRedis = "SPUBLISH", m.scripts
+		hubRedis = m.scripts
 	}
-	t.publishArg = t.publish
-	t.hub = hub.New(hubRedis, sharded, m.cfg.Log)
-	t.hub.SetLinger(m.cfg.Linger, m.cfg.MaxLingering)
-	return t
+	h := hub.New(hubRedis, sharded, m.cfg.Log)
+	h.SetLinger(m.cfg.Linger, m.cfg.MaxLingering)
+	return h
 }
 
 // startLocked starts a probe, in a goroutine c owns; m.mu is held. After
@@ -115,7 +109,7 @@ func (m *pubsubMode) startLocked(c *Client) {
 	m.probe = p
 }
 
-// settle records probe p's answer, and makes the transport if it is one.
+// settle records probe p's answer, and makes the hub if it is one.
 func (m *pubsubMode) settle(p *probe, sharded bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -134,7 +128,7 @@ func (m *pubsubMode) settle(p *probe, sharded bool, err error) {
 	close(p.done)
 }
 
-// await returns once the transport is decided, or with the error that
+// await returns once the mode is decided, or with the error that
 // keeps it from being decided: ctx's end, the probe's failure, or
 // ErrClosed. A probe that failed is made again by the next await.
 func (m *pubsubMode) await(ctx context.Context, c *Client) error {
@@ -169,8 +163,8 @@ func (m *pubsubMode) await(ctx context.Context, c *Client) error {
 	}
 }
 
-// close stops m making a transport, ends the probe under way, and
-// returns the hub to close, if one was made.
+// close stops m making a hub, ends the probe under way, and returns the
+// hub to close, if one was made.
 func (m *pubsubMode) close() *hub.Hub {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -178,31 +172,15 @@ func (m *pubsubMode) close() *hub.Hub {
 	if m.probe != nil {
 		m.probe.cancel()
 	}
-	if t := m.ready.Load(); t != nil {
-		return t.hub
-	}
-	return nil
-}
-
-// transport returns the client's transport. It panics before Check (or
-// Begin) has returned nil: only then is it decided.
-func (c *Client) transport() *transport {
-	t := c.pubsub.ready.Load()
-	if t == nil {
-		panic("core: the client's pub/sub mode read before Check or Begin returned")
-	}
-	return t
+	return m.ready.Load()
 }
 
 // Hub is the client's pub/sub hub. It may be called only after Check or
-// Begin returned nil.
-func (c *Client) Hub() *hub.Hub { return c.transport().hub }
-
-// Publish is the command the client's scripts publish with: PUBLISH, or
-// SPUBLISH in sharded mode. It may be called only after Check or Begin
-// returned nil.
-func (c *Client) Publish() string { return c.transport().publish }
-
-// PublishArg is Publish as a script argument, boxed once. It may be
-// called only after Check or Begin returned nil.
-func (c *Client) PublishArg() any { return c.transport().publishArg }
+// Begin returned nil: only then is it made.
+func (c *Client) Hub() *hub.Hub {
+	h := c.pubsub.ready.Load()
+	if h == nil {
+		panic("core: the client's pub/sub mode read before Check or Begin returned")
+	}
+	return h
+}

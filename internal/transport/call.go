@@ -1,4 +1,4 @@
-package core
+package transport
 
 import (
 	"context"
@@ -11,14 +11,13 @@ import (
 )
 
 // A Call is a script bound to the KEYS of one lock, with the values its
-// EVALSHA command sends every time made into script arguments once,
-// when the lock is made: the digest (once per script, for every lock)
-// and the keys (once per lock, for all of its calls). A string passed as
-// an any is copied to the heap ("boxed") every time; a run then boxes
-// nothing but its arguments, where go-redis's Script.Run boxes the
-// digest and every key again for every call. A Call is not changed once
-// bound, and is safe for concurrent use. A Call that is not bound
-// (EvalAcquire's) runs as Eval does.
+// EVALSHA command sends every time boxed once (package doc), when the
+// lock is made: the digest (once per script, for every lock) and the
+// keys (once per lock, for all of its calls). A run then boxes nothing
+// but its arguments, where go-redis's Script.Run boxes the digest and
+// every key again for every call. A Call is not changed once bound, and
+// is safe for concurrent use. A Call that is not bound (EvalAcquire's)
+// runs as Eval does.
 type Call struct {
 	Script  *redis.Script
 	Keys    []string
@@ -48,13 +47,6 @@ func KeyArgs(dst []any, keys ...string) []any {
 		dst = append(dst, key)
 	}
 	return dst
-}
-
-// NewCall binds s to keys.
-func NewCall(s *redis.Script, keys ...string) *Call {
-	k := new(Call)
-	k.Bind(s, keys, KeyArgs(nil, keys...))
-	return k
 }
 
 // processor is what a client needs to send a command it did not build.

@@ -1,4 +1,4 @@
-package core
+package transport
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 // it; it says so, once for each master: a warning on the client's logger
 // and the Observer's MayEvict. It learns the master's settings from INFO
 // memory, sent with the sections replica sync reads (readView, again at
-// each ReplicaRefresh, so a master given a maxmemory later is told too)
+// each replicaRefresh, so a master given a maxmemory later is told too)
 // or, when the client does not read those (SyncReplicas other than
 // SyncAuto), on its own for every master, in the background, with the
 // client's first acquire.
@@ -99,33 +99,33 @@ const maxTold = 256
 // acquire, in the background, so that no acquire waits for it. A network
 // error leaves it to a later acquire. A master that takes over later (a
 // failover, a cluster's new node) is not checked.
-func (c *Client) checkEviction(ctx context.Context) {
-	if c.evict.swept.Load() || !c.evict.swept.CompareAndSwap(false, true) {
+func (t *Transport) checkEviction(ctx context.Context) {
+	if t.evict.swept.Load() || !t.evict.swept.CompareAndSwap(false, true) {
 		return
 	}
-	c.Background(func() {
-		bctx, cancel := c.BackgroundContext(ctx)
+	t.cfg.Owner.Background(func() {
+		bctx, cancel := t.cfg.Owner.BackgroundContext(ctx)
 		defer cancel()
-		if err := c.sweepEviction(bctx); err != nil {
-			c.evict.swept.Store(false)
+		if err := t.sweepEviction(bctx); err != nil {
+			t.evict.swept.Store(false)
 		}
 	})
 }
 
 // sweepEviction reads every master's INFO memory and tells of each.
-func (c *Client) sweepEviction(ctx context.Context) error {
-	cc, ok := c.Scripts.(*redis.ClusterClient)
+func (t *Transport) sweepEviction(ctx context.Context) error {
+	cc, ok := t.Scripts.(*redis.ClusterClient)
 	if !ok {
-		m, err := memoryReply(c.Scripts.Info(ctx, "memory"))
+		m, err := memoryReply(t.Scripts.Info(ctx, "memory"))
 		if err == nil {
-			c.tellEviction("", m)
+			t.tellEviction("", m)
 		}
 		return err
 	}
 	return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
 		m, err := memoryReply(node.Info(ctx, "memory"))
 		if err == nil {
-			c.tellEviction(node.Options().Addr, m)
+			t.tellEviction(node.Options().Addr, m)
 		}
 		return err
 	})
@@ -136,17 +136,17 @@ func (c *Client) sweepEviction(ctx context.Context) error {
 // when it could not be checked, nothing (and nothing remembered, so
 // that a master whose settings change is told at its next report) when
 // it does not evict.
-func (c *Client) tellEviction(addr string, m memory) {
+func (t *Transport) tellEviction(addr string, m memory) {
 	if !m.evicts() && m.refused == nil {
 		return
 	}
-	c.evict.mu.Lock()
-	done := c.evict.told[addr]
-	if !done && len(c.evict.told) >= maxTold {
-		clear(c.evict.told)
+	t.evict.mu.Lock()
+	done := t.evict.told[addr]
+	if !done && len(t.evict.told) >= maxTold {
+		clear(t.evict.told)
 	}
-	c.evict.told[addr] = true
-	c.evict.mu.Unlock()
+	t.evict.told[addr] = true
+	t.evict.mu.Unlock()
 	if done {
 		return
 	}
@@ -155,15 +155,15 @@ func (c *Client) tellEviction(addr string, m memory) {
 		attrs = append(attrs, "addr", addr)
 	}
 	switch {
-	case c.cfg.Log == nil:
+	case t.cfg.Log == nil:
 	case m.refused != nil:
-		c.cfg.Log.Info("relock: could not check whether Redis may evict lock keys (INFO refused); make sure its maxmemory-policy is noeviction",
+		t.cfg.Log.Info("relock: could not check whether Redis may evict lock keys (INFO refused); make sure its maxmemory-policy is noeviction",
 			append(attrs, "err", m.refused)...)
 	default:
-		c.cfg.Log.Warn("relock: Redis may evict lock keys under memory pressure, and an evicted lock lets a second holder in: set maxmemory-policy noeviction, or keep locks on a Redis of their own",
+		t.cfg.Log.Warn("relock: Redis may evict lock keys under memory pressure, and an evicted lock lets a second holder in: set maxmemory-policy noeviction, or keep locks on a Redis of their own",
 			append(attrs, slog.String("maxmemory", m.human), slog.String("maxmemory-policy", m.policy))...)
 	}
-	if c.cfg.Observer != nil {
-		c.cfg.Observer.MayEvict(m.eviction(addr))
+	if t.cfg.Observer != nil {
+		t.cfg.Observer.MayEvict(m.eviction(addr))
 	}
 }

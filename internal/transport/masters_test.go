@@ -1,7 +1,8 @@
-package core
+package transport
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -33,16 +34,18 @@ func TestMastersPruned(t *testing.T) {
 	t.Cleanup(func() { cc.Close() })
 	// views is kept in SyncAuto, synced with a count of replicas to wait
 	// for (which the embedded server's WAIT never confirms).
-	newClient := func(replicas int) *Client {
-		c := NewClient(cc, Config{
-			ID:              "masters-test",
-			WatchdogTimeout: 30 * time.Second,
-			PubSub:          PubSubGlobal,
-			Log:             slog.New(slog.DiscardHandler),
-			SyncReplicas:    replicas,
-			SyncTimeout:     10 * time.Millisecond,
+	newClient := func(replicas int) *Transport {
+		bg := new(testOwner)
+		c := New(cc, Config{
+			Log:          slog.New(slog.DiscardHandler),
+			SyncReplicas: replicas,
+			SyncTimeout:  10 * time.Millisecond,
+			NotAcquired:  errors.New("not acquired"),
+			Owner:        bg,
+			End:          context.Background(),
 		})
 		t.Cleanup(func() { _ = c.Close() })
+		t.Cleanup(bg.wg.Wait)
 		return c
 	}
 	auto, counted := newClient(SyncAuto), newClient(1)
@@ -58,7 +61,7 @@ func TestMastersPruned(t *testing.T) {
 		for _, rdb := range []redis.UniversalClient{cc, auto.Scripts, counted.Scripts} {
 			want = masterOf(t, rdb.(*redis.ClusterClient), key, s.Port())
 		}
-		for _, c := range []*Client{auto, counted} {
+		for _, c := range []*Transport{auto, counted} {
 			if _, err := call.Run(ctx, c.Pipe, 0); err != nil {
 				t.Fatal(err)
 			}
@@ -79,6 +82,23 @@ func TestMastersPruned(t *testing.T) {
 	if _, ok := auto.syncs.views[want]; !ok || len(auto.syncs.views) != 1 {
 		t.Errorf("syncs.views holds %d reports (the new master's: %v), want only %s's", len(auto.syncs.views), ok, want)
 	}
+}
+
+// testOwner runs a Transport's background work (the eviction check of
+// a client that counts replicas) in goroutines the test waits for.
+type testOwner struct{ wg sync.WaitGroup }
+
+func (o *testOwner) Background(f func()) bool {
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		f()
+	}()
+	return true
+}
+
+func (o *testOwner) BackgroundContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
 }
 
 // masterOf reloads cc's layout until it names the server on port as the

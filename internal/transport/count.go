@@ -1,4 +1,4 @@
-package core
+package transport
 
 import (
 	"context"
@@ -35,20 +35,24 @@ func ReplyInt(reply any) (int64, error) {
 	return 0, fmt.Errorf("unexpected reply %v", reply)
 }
 
-// NoCount returns err, the error of an acquire from the semaphore whose
-// count is key, saying that the semaphore has no count when that is why
-// the acquire gave up: err matches ErrNotAcquired, ctx is not done (the
-// wait ran out, not the caller), and key is absent (no count was ever
-// set, or it was deleted or expired). That costs one GET, on the give-up
-// path only. The acquire scripts read a missing count as Redisson's do,
-// as no permit to take.
-func (c *Client) NoCount(ctx context.Context, key string, err error) error {
-	if !errors.Is(err, ErrNotAcquired) || ctx.Err() != nil {
+// NoCount returns err, the error of an acquire from the semaphore
+// (package semaphore's or permits') whose count is key, saying that the
+// semaphore has no count when that is why the acquire gave up: err
+// matches Config.NotAcquired, ctx is not done (the wait ran out, not the
+// caller), and key is absent (no count was ever set, or it was deleted
+// or expired). That costs one GET, on the give-up path only, within
+// ctx's deadline or OpTimeout. The acquire scripts read a missing count
+// as Redisson's do, as no permit to take.
+func (t *Transport) NoCount(ctx context.Context, key string, err error) error {
+	if !errors.Is(err, t.cfg.NotAcquired) || ctx.Err() != nil {
 		return err
 	}
-	opctx, cancel := c.OpContext(ctx)
-	defer cancel()
-	if _, set, gerr := OptionalString(c.Redis.Get(opctx, key)); gerr != nil || set {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, OpTimeout)
+		defer cancel()
+	}
+	if _, set, gerr := OptionalString(t.Redis.Get(ctx, key)); gerr != nil || set {
 		return err
 	}
 	return fmt.Errorf("%w: no permits set (%q has no count: TrySetPermits sets one)", err, key)

@@ -1,4 +1,4 @@
-package core
+package transport
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 )
 
 // A Pipe sends the script calls of a client's goroutines (acquires,
-// unlocks, releases) through Client.Scripts, pipelining those that meet:
-// a call that finds fewer than PipeDepth calls or batches in flight to
+// unlocks, releases) through Transport.Scripts, pipelining those that meet:
+// a call that finds fewer than pipeDepth calls or batches in flight to
 // its node is sent at once, on its own goroutine, as without a pipe; one
 // that finds them all busy joins the node's queue, and the first of them
 // to end sends the whole queue as one pipeline (one write, one read, on
-// one connection) from a goroutine the client owns, and then the queue
+// one connection) from a goroutine the client owns (Owner), and then the queue
 // that formed meanwhile, until none has. A lone caller so pays nothing
 // for it, and many callers share system calls and the server's reads.
 //
@@ -39,8 +39,8 @@ import (
 // and RunAcquire uses it; Scripter's own methods go straight to Scripts.
 type Pipe struct {
 	redis.Scripter
-	c   *Client
-	rdb redis.UniversalClient // Client.Scripts
+	t   *Transport
+	rdb redis.UniversalClient // Transport.Scripts
 	cc  *redis.ClusterClient  // rdb on a cluster, else nil
 	one batcher               // rdb's, but on a cluster
 	// nodes holds the batchers of a cluster's masters, by address, and
@@ -51,15 +51,15 @@ type Pipe struct {
 	nodes, synced sync.Map
 }
 
-// PipeDepth is how many calls or batches a Pipe has in flight to one
+// pipeDepth is how many calls or batches a Pipe has in flight to one
 // node before calls queue. Two keep a node busy while the replies of a
 // batch travel back (docs/performance.md has the measurements).
-const PipeDepth = 2
+const pipeDepth = 2
 
 // A batcher is one node's queue of calls and the count of those in
 // flight.
 type batcher struct {
-	// rdb is the client its batches go through: Client.Scripts, or for
+	// rdb is the client its batches go through: Transport.Scripts, or for
 	// acquires that wait for replicas the master's own client, on whose
 	// connection a batch ends with one WAIT (or WAITAOF) that counts the
 	// replicas that have every acquire before it. Set once.
@@ -95,9 +95,10 @@ type syncWait struct {
 	err       error
 }
 
-// newPipe returns the pipe of c over rdb, c's Scripts.
-func newPipe(c *Client, rdb redis.UniversalClient) *Pipe {
-	p := &Pipe{Scripter: rdb, c: c, rdb: rdb}
+// newPipe returns the pipe of t, over t.Scripts.
+func newPipe(t *Transport) *Pipe {
+	rdb := t.Scripts
+	p := &Pipe{Scripter: rdb, t: t, rdb: rdb}
 	p.one.rdb = rdb
 	p.cc, _ = rdb.(*redis.ClusterClient)
 	return p
@@ -161,7 +162,7 @@ func (p *Pipe) evalWait(ctx context.Context, rdb redis.Cmdable, addr string, k *
 // (gaveUp).
 func (p *Pipe) do(ctx context.Context, b *batcher, direct func(), mk func() *job) (queued *job, gaveUp error) {
 	b.mu.Lock()
-	if b.busy < PipeDepth {
+	if b.busy < pipeDepth {
 		b.busy++
 		b.mu.Unlock()
 		direct()
@@ -239,7 +240,7 @@ func (p *Pipe) next(b *batcher) {
 	q := b.queue
 	b.queue = nil
 	b.mu.Unlock()
-	if !p.c.Background(func() { p.drain(b, q) }) {
+	if !p.t.cfg.Owner.Background(func() { p.drain(b, q) }) {
 		p.drain(b, q)
 	}
 }
@@ -287,7 +288,7 @@ func (p *Pipe) send(b *batcher, q []*job) {
 		}
 	}
 	if len(cmds) > 0 {
-		ctx, cancel := context.WithDeadline(p.c.bg.end, end)
+		ctx, cancel := context.WithDeadline(p.t.cfg.End, end)
 		var wait *redis.Cmd
 		// Each call's error is its own command's.
 		_, _ = b.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {

@@ -1,9 +1,8 @@
-package core
+package transport
 
 import (
 	"context"
 	"errors"
-	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -114,49 +113,3 @@ func awaitLayout(ctx context.Context, cc *redis.ClusterClient, key, master strin
 		cc.ReloadState(ctx)
 	}
 }
-
-// Unanswered reports an error of a call that got no answer: a network
-// error, or a deadline that ran out. The call may have run.
-func Unanswered(err error) bool {
-	var netErr net.Error
-	return errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// IsDialError reports an error from connecting, before anything was
-// sent: a call that failed so never ran.
-func IsDialError(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
-}
-
-// OptionalInt returns cmd's integer reply, with ok false when the reply
-// is nil (a missing key or field).
-func OptionalInt(cmd *redis.StringCmd) (n int64, ok bool, err error) {
-	n, err = cmd.Int64()
-	if errors.Is(err, redis.Nil) {
-		return 0, false, nil
-	}
-	return n, err == nil, err
-}
-
-// OptionalString returns cmd's string reply, with ok false when the
-// reply is nil.
-func OptionalString(cmd *redis.StringCmd) (s string, ok bool, err error) {
-	s, err = cmd.Result()
-	if errors.Is(err, redis.Nil) {
-		return "", false, nil
-	}
-	return s, err == nil, err
-}
-
-// Flag is a script's yes-or-no argument, "1" or "0", boxed without
-// allocating.
-func Flag(b bool) any {
-	if b {
-		return "1"
-	}
-	return "0"
-}
-
-// Millis renders d for PEXPIRE-style arguments.
-func Millis(d time.Duration) int64 { return d.Milliseconds() }
