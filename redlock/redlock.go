@@ -97,6 +97,10 @@ var _ relock.Locker = (*RedLock)(nil)
 // or repeated one, a negative option, a NodeTimeout not below the lease)
 // is not reported here but by every method of the returned RedLock, as
 // an error matching relock.ErrInvalidArgument (or relock.ErrInvalidName).
+// A repeated client is one of a server or cluster address already given;
+// a Sentinel-managed master's client names no address (go-redis gives
+// every failover client the same placeholder), so two clients of one
+// Sentinel master are not caught: give each master one client.
 func New(clients []*relock.Client, name string, opts *Options) *RedLock {
 	rl := &RedLock{name: name, holds: make(map[int64]*hold), keys: []string{
 		name, layout.LockChannel(name), layout.LockWaiters(name),
@@ -108,6 +112,10 @@ func New(clients []*relock.Client, name string, opts *Options) *RedLock {
 	rl.err = rl.init(clients)
 	return rl
 }
+
+// failoverServer is what Server names every failover (Sentinel) client
+// by: go-redis's placeholder address, the same for all of them.
+const failoverServer = "FailoverClient"
 
 // init validates rl's input and sets up its masters.
 func (rl *RedLock) init(clients []*relock.Client) error {
@@ -126,10 +134,12 @@ func (rl *RedLock) init(clients []*relock.Client) error {
 		if c == nil {
 			return fmt.Errorf("redlock: client %d is nil: %w", i, relock.ErrInvalidArgument)
 		}
-		if seen[c.Server()] {
-			return fmt.Errorf("redlock: two clients of %s: %w", c.Server(), relock.ErrInvalidArgument)
+		if server := c.Server(); server != failoverServer {
+			if seen[server] {
+				return fmt.Errorf("redlock: two clients of %s: %w", server, relock.ErrInvalidArgument)
+			}
+			seen[server] = true
 		}
-		seen[c.Server()] = true
 		rl.nodes = append(rl.nodes, c)
 		if !rl.fixed && (rl.lease == 0 || c.WatchdogTimeout < rl.lease) {
 			rl.lease = c.WatchdogTimeout
