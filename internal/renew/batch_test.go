@@ -140,40 +140,14 @@ func TestSlowRedis(t *testing.T) {
 	)
 	h := &slowHook{perCmd: lease / 2 / n}
 	rdb.AddHook(h)
-	ctx := context.Background()
-	names := make([]string, n)
-	const field = "slow-client:1"
-	sent := time.Now()
-	if _, err := admin.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i := range names {
-			names[i] = fmt.Sprintf("%s:%d", redistest.Key(t), i)
-			p.HSet(ctx, names[i], field, 1)
-			p.PExpire(ctx, names[i], lease)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 	w := newWatchdog(t, rdb, lease)
 	l := newLosses()
-	for _, nm := range names {
-		if _, err := w.Watch(renewal(nm, field, lease), sent, l.lost); err != nil {
-			t.Fatal(err)
-		}
-	}
+	names, sent := holdWatched(t, admin, w, l, n, "slow-client:1", lease)
 	time.Sleep(5 * lease / 2)
 	if k := l.count(); k != 0 {
 		t.Fatalf("%d of %d leases lost, the first: %v", k, n, l.all()[0].reason)
 	}
-	ttls := make([]*redis.DurationCmd, n)
-	if _, err := admin.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, nm := range names {
-			ttls[i] = p.PTTL(ctx, nm)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	ttls := pttls(t, admin, names)
 	for i, cmd := range ttls {
 		if d := cmd.Val(); d <= 0 {
 			t.Fatalf("lock %d not renewed: PTTL %v %v after the acquire", i, d, time.Since(sent))

@@ -52,6 +52,48 @@ func hold(t *testing.T, rdb redis.Cmdable, name string, lease time.Duration) (fi
 	return field, sent
 }
 
+// holdWatched writes n locks of field with the lease, as hold does, in one
+// pipeline on rdb, and has w renew each from the time the pipeline was
+// sent, reporting losses to l. It returns the locks' names.
+func holdWatched(t *testing.T, rdb redis.Cmdable, w *renew.Watchdog, l *losses, n int, field string, lease time.Duration) (names []string, sent time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	names = make([]string, n)
+	sent = time.Now()
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range names {
+			names[i] = redistest.Key(t) + ":" + strconv.Itoa(i)
+			p.HSet(ctx, names[i], field, 1)
+			p.PExpire(ctx, names[i], lease)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, nm := range names {
+		if _, err := w.Watch(renewal(nm, field, lease), sent, l.lost); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return names, sent
+}
+
+// pttls reads the PTTL of every name in one pipeline on rdb.
+func pttls(t *testing.T, rdb redis.Cmdable, names []string) []*redis.DurationCmd {
+	t.Helper()
+	ctx := context.Background()
+	ttls := make([]*redis.DurationCmd, len(names))
+	if _, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, nm := range names {
+			ttls[i] = p.PTTL(ctx, nm)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ttls
+}
+
 func renewal(name, field string, lease time.Duration) renew.Renewal {
 	return renew.Renewal{Script: lua.Renew(), Keys: []string{name}, Args: []any{lease.Milliseconds(), field}}
 }

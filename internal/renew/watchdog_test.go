@@ -3,7 +3,6 @@ package renew_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -296,27 +295,9 @@ func TestBatching(t *testing.T) {
 	}
 	const n = 1000
 	lease := redistest.Short(1200*time.Millisecond, 600*time.Millisecond)
-	ctx := context.Background()
-	names := make([]string, n)
-	const field = "batch-client:1"
-	sent := time.Now()
-	if _, err := admin.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i := range names {
-			names[i] = fmt.Sprintf("%s:%d", redistest.Key(t), i)
-			p.HSet(ctx, names[i], field, 1)
-			p.PExpire(ctx, names[i], lease)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
 	w := newWatchdog(t, rdb, lease)
 	l := newLosses()
-	for _, nm := range names {
-		if _, err := w.Watch(renewal(nm, field, lease), sent, l.lost); err != nil {
-			t.Fatal(err)
-		}
-	}
+	names, sent := holdWatched(t, admin, w, l, n, "batch-client:1", lease)
 	// Measure from the end of the first round on, past the connection's
 	// set-up commands (HELLO, CLIENT SETNAME).
 	redistest.Eventually(t, wait, "a first round", func() bool {
@@ -327,15 +308,7 @@ func TestBatching(t *testing.T) {
 	before := commandCalls(t, admin, "evalsha")
 	start := time.Now()
 	time.Sleep(2*lease - lease/6) // about 5.5 intervals: 5 rounds
-	ttls := make([]*redis.DurationCmd, n)
-	if _, err := admin.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, nm := range names {
-			ttls[i] = p.PTTL(ctx, nm)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	ttls := pttls(t, admin, names)
 	elapsed := time.Since(start)
 	singles, pipes := c.snapshot()
 	after := commandCalls(t, admin, "evalsha")
