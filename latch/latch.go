@@ -74,7 +74,7 @@ func New(rc *relock.Client, name string, opts *Options) *Latch {
 	case l.c == nil:
 		l.err = fmt.Errorf("latch: nil client: %w", relock.ErrInvalidArgument)
 		return l
-	case o.TTL < 0 || (o.TTL > 0 && o.TTL < time.Millisecond):
+	case !core.ValidMillis(o.TTL):
 		l.err = fmt.Errorf("latch: TTL %v: %w", o.TTL, relock.ErrInvalidArgument)
 	default:
 		if err := core.ValidateName(name); err != nil {

@@ -82,7 +82,7 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 	switch {
 	case s.c == nil:
 		s.err = fmt.Errorf("permits: nil client: %w", relock.ErrInvalidArgument)
-	case o.Lease < 0 || (o.Lease > 0 && o.Lease < time.Millisecond):
+	case !core.ValidMillis(o.Lease):
 		s.err = fmt.Errorf("permits: lease %v: %w", o.Lease, relock.ErrInvalidArgument)
 	default:
 		if err := core.ValidateName(name); err != nil {

@@ -154,7 +154,7 @@ func (rl *RedLock) init(clients []*relock.Client) error {
 
 func (rl *RedLock) setOptions() error {
 	o := &rl.opts
-	if o.Lease < 0 || (o.Lease > 0 && o.Lease < time.Millisecond) || o.NodeTimeout < 0 ||
+	if !core.ValidMillis(o.Lease) || o.NodeTimeout < 0 ||
 		o.DriftFactor < 0 || o.DriftFactor >= 1 || o.RetryMin < 0 || o.RetryMax < 0 {
 		return fmt.Errorf("redlock: bad options %+v: %w", *o, relock.ErrInvalidArgument)
 	}

@@ -85,7 +85,7 @@ func New(rc *relock.Client, name string, opts *Options) *Semaphore {
 	switch {
 	case s.c == nil:
 		s.err = fmt.Errorf("semaphore: nil client: %w", relock.ErrInvalidArgument)
-	case o.TTL < 0 || (o.TTL > 0 && o.TTL < time.Millisecond):
+	case !core.ValidMillis(o.TTL):
 		s.err = fmt.Errorf("semaphore: TTL %v: %w", o.TTL, relock.ErrInvalidArgument)
 	default:
 		if err := core.ValidateName(name); err != nil {

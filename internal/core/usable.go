@@ -47,3 +47,7 @@ func CheckWait(pkg string, wait time.Duration) error {
 	}
 	return nil
 }
+
+// ValidMillis reports whether d is a lease or TTL Redis can keep: zero
+// (none, or the default) or at least a millisecond, Redis's unit.
+func ValidMillis(d time.Duration) bool { return d == 0 || d >= time.Millisecond }

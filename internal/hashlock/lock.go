@@ -87,7 +87,7 @@ func (l *Lock) Init(pkg string, rc *relock.Client, name string, lease time.Durat
 	switch {
 	case l.C == nil:
 		l.Err = fmt.Errorf("%s: nil client: %w", pkg, relock.ErrInvalidArgument)
-	case lease < 0 || (lease > 0 && lease < time.Millisecond):
+	case !core.ValidMillis(lease):
 		l.Err = fmt.Errorf("%s: lease %v: %w", pkg, lease, relock.ErrInvalidArgument)
 	default:
 		if err := core.ValidateName(name); err != nil {
